@@ -1,0 +1,131 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "liveline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "liveline", targets: ["liveline"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The C API of libpq, from Debian's libpq-dev. Only `Postgres` imports it.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // The one safe Swift wrapper around libpq: connections, queries, transactions, pool.
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A private PostgreSQL cluster (initdb/pg_ctl) for `liveline dev` and for tests.
+        .target(
+            name: "EmbeddedPostgres",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log")
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // All SQL of Liveline: schema migrations and, later, the event store itself.
+        .target(
+            name: "EventStore",
+            dependencies: [
+                "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP API on Hummingbird: `buildApplication(…)`.
+        .target(
+            name: "LivelineHTTP",
+            dependencies: [
+                "EventStore",
+                "Postgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The `liveline` commands: serve, dev, migrate.
+        .target(
+            name: "LivelineCLI",
+            dependencies: [
+                "EmbeddedPostgres",
+                "EventStore",
+                "LivelineHTTP",
+                "Postgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "liveline",
+            dependencies: [
+                "LivelineCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Test helpers: a throwaway PostgreSQL cluster shared by a test process, a fresh database per suite.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "EmbeddedPostgres",
+                "EventStore",
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PostgresTests",
+            dependencies: ["Postgres", "TestSupport", "EmbeddedPostgres"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EventStoreTests",
+            dependencies: ["EventStore", "Postgres", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LivelineHTTPTests",
+            dependencies: [
+                "LivelineHTTP",
+                "EventStore",
+                "Postgres",
+                "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,28 @@
+/// Why migrations cannot be applied, in words an operator can act on.
+public enum MigrationError: Error, Equatable, CustomStringConvertible {
+    case directoryUnreadable(path: String)
+    case badFileName(String)
+    case duplicateVersion(Int)
+    /// An applied migration's file no longer matches what was applied.
+    case edited(version: Int, name: String, applied: String, file: String)
+    /// The database has a migration this build does not know: it was migrated by a newer Liveline.
+    case unknownApplied(version: Int, name: String)
+
+    public var description: String {
+        switch self {
+        case .directoryUnreadable(let path):
+            "cannot read the migrations folder \(path) (set LIVELINE_MIGRATIONS or --migrations)"
+        case .badFileName(let file):
+            "migration file \(file) is not named NNNN_name.sql"
+        case .duplicateVersion(let version):
+            "two migration files share the number \(version)"
+        case .edited(let version, let name, let applied, let file):
+            "migration \(version) (\(name)) was edited after it was applied "
+                + "(applied checksum \(applied.prefix(12))…, file \(file.prefix(12))…): "
+                + "restore the original file and put the change in a new migration"
+        case .unknownApplied(let version, let name):
+            "the database has migration \(version) (\(name)) that this Liveline does not know: "
+                + "it was migrated by a newer version"
+        }
+    }
+}

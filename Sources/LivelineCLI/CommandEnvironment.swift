@@ -1,0 +1,67 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import Logging
+import Postgres
+
+/// What every command sets up the same way: configuration, logging, the database pool, the
+/// migrations, and the rule that failures end the program with one clear line.
+struct CommandEnvironment {
+    let configuration: LivelineConfiguration
+    let logger: Logger
+
+    /// Reads the configuration and starts logging to standard error.
+    static func make(_ options: ConfigurationOptions) throws -> CommandEnvironment {
+        let configuration = try LivelineConfiguration(flags: options.values)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = configuration.logLevel
+            return handler
+        }
+        return CommandEnvironment(configuration: configuration, logger: Logger(label: "liveline"))
+    }
+
+    func makePool(databaseURL: String) throws -> ConnectionPool {
+        try ConnectionPool(
+            configuration: .init(connectionString: databaseURL, maximumConnections: configuration.poolSize),
+            logger: logger
+        )
+    }
+
+    func makeMigrator(pool: ConnectionPool) throws -> Migrator {
+        Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), pool: pool)
+    }
+
+    /// The configured database URL; commands other than `dev` have no embedded default.
+    func requireDatabaseURL() throws -> String {
+        guard let url = configuration.databaseURL else {
+            throw ConfigurationError(
+                "DATABASE_URL is not set (or --database-url): point it at PostgreSQL, or run `liveline dev` for a private one"
+            )
+        }
+        return url
+    }
+}
+
+/// Runs a command body; any error becomes one line on standard error and exit code 1.
+func reportingFailures(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch {
+        FileHandle.standardError.write(Data("liveline: error: \(oneLine(error))\n".utf8))
+        throw ExitCode.failure
+    }
+}
+
+/// An error in words an operator can act on: the database's own message rather than the
+/// client-safe summary, without a stack trace.
+private func oneLine(_ error: any Error) -> String {
+    switch error {
+    case let error as PostgresError:
+        "\(error.description): \(error.message)".replacingOccurrences(of: "\n", with: " ")
+    default:
+        "\(error)".replacingOccurrences(of: "\n", with: " ")
+    }
+}

@@ -1,0 +1,57 @@
+import EmbeddedPostgres
+import Foundation
+import Logging
+import NIOPosix
+import Postgres
+import ServiceLifecycle
+
+extension EmbeddedPostgres {
+    /// Starts (creating on first use) the cluster of `liveline dev` under `folder`, off the
+    /// cooperative thread pool since it waits on `initdb` and `pg_ctl`.
+    static func startDevelopmentCluster(under folder: URL, logger: Logger) async throws -> EmbeddedPostgres {
+        let folder = folder.standardizedFileURL.absoluteURL
+        var configuration = EmbeddedPostgres.Configuration(
+            dataDirectory: folder.appending(path: "postgres"),
+            socketDirectory: folder.appending(path: "run")
+        )
+        if configuration.socketDirectory.path.utf8.count > 90 {
+            // Unix socket paths are limited to about 100 bytes: fall back to a short, per-folder path.
+            let tag = String(UInt(bitPattern: folder.path.hashValue) % 1_000_000_000)
+            configuration.socketDirectory = URL(filePath: "/tmp/liveline-\(tag)")
+        }
+        let settings = configuration
+        return try await NIOThreadPool.singleton.runIfActive {
+            try EmbeddedPostgres.start(settings, logger: logger)
+        }
+    }
+
+    /// Creates `database` unless it exists, and returns its URL.
+    func createDatabaseIfMissing(_ database: String, logger: Logger) async throws -> String {
+        let pool = try ConnectionPool(
+            configuration: .init(connectionString: url(database: defaultDatabase), maximumConnections: 1),
+            logger: logger
+        )
+        try await pool.using {
+            try await $0.withConnection { connection in
+                let exists: Bool =
+                    try connection.query("SELECT EXISTS (SELECT FROM pg_database WHERE datname = \(database))")
+                    .single?.decode(0) ?? false
+                if !exists {
+                    try connection.execute("CREATE DATABASE \(identifier: database)")
+                }
+            }
+        }
+        return url(database: database)
+    }
+}
+
+/// Stops the embedded cluster when the application shuts down; listed first among the
+/// services, it stops last, after the server and the pool.
+struct EmbeddedPostgresService: Service {
+    let cluster: EmbeddedPostgres
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await NIOThreadPool.singleton.runIfActive { try cluster.stop() }
+    }
+}

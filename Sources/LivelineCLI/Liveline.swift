@@ -1,0 +1,12 @@
+public import ArgumentParser
+
+/// The `liveline` command: the server and the tools around it.
+public struct Liveline: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "liveline",
+        abstract: "Live Activity lifecycle server.",
+        subcommands: [Serve.self, Dev.self, Migrate.self]
+    )
+
+    public init() {}
+}

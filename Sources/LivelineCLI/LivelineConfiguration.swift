@@ -1,0 +1,124 @@
+import Configuration
+import Foundation
+import Logging
+
+/// Liveline's settings, read once at start-up: flags, then environment, then defaults.
+///
+/// Keys map to environment variables by upper-casing and replacing dots with underscores
+/// (`liveline.port` ↔ `LIVELINE_PORT`, `database.url` ↔ `DATABASE_URL`). Every value is checked
+/// here, so a bad one stops the program with one clear line before anything starts.
+struct LivelineConfiguration: Sendable {
+    var databaseURL: String?
+    var host: String
+    var port: Int
+    var logLevel: Logger.Level
+    var migrationsDirectory: URL
+    var poolSize: Int
+    /// The admin API's bearer key; the admin API is closed when unset.
+    var adminKey: String?
+    /// How long an activity may stay active or stale (platform: 8 h).
+    var activeLifetime: Duration
+    /// How long an ended activity stays on screen at most (platform: 4 h).
+    var dismissalWindow: Duration
+    /// The service-wide cap on open activities.
+    var globalMaxOpen: Int
+    /// Where `liveline dev` keeps its private PostgreSQL cluster.
+    var devDataDirectory: URL
+
+    init(flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        let reader = ConfigReader(providers: [
+            InMemoryProvider(
+                name: "flags",
+                values: Dictionary(uniqueKeysWithValues: flags.map { (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: false)) })
+            ),
+            EnvironmentVariablesProvider(
+                environmentVariables: environment,
+                secretsSpecifier: .specific(["DATABASE_URL", "LIVELINE_ADMIN_KEY"])
+            ),
+        ])
+        func setting(_ key: String) -> Setting {
+            Setting(
+                name: key.uppercased().replacingOccurrences(of: ".", with: "_"),
+                value: reader.string(forKey: ConfigKey(key), isSecret: key == "database.url" || key == "liveline.admin.key")
+                    .flatMap { $0.isEmpty ? nil : $0 }
+            )
+        }
+        databaseURL = setting("database.url").value
+        host = setting("liveline.host").value ?? "127.0.0.1"
+        port = try setting("liveline.port").integer(default: 8080, in: 1...65535)
+        logLevel = try setting("liveline.log.level").logLevel(default: .info)
+        migrationsDirectory = URL(filePath: setting("liveline.migrations").value ?? "migrations")
+        poolSize = try setting("liveline.pool.size").integer(default: 10, in: 1...1000)
+        adminKey = setting("liveline.admin.key").value
+        activeLifetime = try setting("liveline.active.lifetime").duration(default: .seconds(8 * 3600))
+        dismissalWindow = try setting("liveline.dismissal.window").duration(default: .seconds(4 * 3600))
+        globalMaxOpen = try setting("liveline.global.max.open").integer(default: 100_000, in: 0...Int(Int32.max))
+        devDataDirectory = URL(filePath: setting("liveline.dev.data").value ?? ".liveline")
+    }
+}
+
+/// One raw setting and the checks that turn it into a typed value.
+struct Setting {
+    let name: String
+    let value: String?
+
+    func integer(default fallback: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let value else { return fallback }
+        guard let number = Int(value), range.contains(number) else {
+            throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(value)\"")
+        }
+        return number
+    }
+
+    func logLevel(default fallback: Logger.Level) throws -> Logger.Level {
+        guard let value else { return fallback }
+        guard let level = Logger.Level(rawValue: value.lowercased()) else {
+            let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError("\(name) must be one of \(levels), got \"\(value)\"")
+        }
+        return level
+    }
+
+    func duration(default fallback: Duration) throws -> Duration {
+        guard let value else { return fallback }
+        guard let duration = Duration(humanReadable: value), duration > .zero else {
+            throw ConfigurationError("\(name) must be a positive duration such as 8h, 90m, 30s or 1h30m, got \"\(value)\"")
+        }
+        return duration
+    }
+}
+
+/// A configuration value that cannot be used, described in one line.
+struct ConfigurationError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+extension Duration {
+    /// Parses durations written as a sequence of number-unit pairs: `8h`, `90m`, `1h30m`, `2s`, `250ms`.
+    init?(humanReadable text: String) {
+        let units: [(suffix: String, milliseconds: Int64)] = [("ms", 1), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)]
+        var rest = Substring(text)
+        var total: Int64 = 0
+        guard !rest.isEmpty else { return nil }
+        while !rest.isEmpty {
+            let digits = rest.prefix(while: \.isASCIIDigitCharacter)
+            rest = rest.dropFirst(digits.count)
+            guard let number = Int64(digits),
+                let unit = units.first(where: { rest.hasPrefix($0.suffix) })
+            else { return nil }
+            rest = rest.dropFirst(unit.suffix.count)
+            let (product, overflow) = number.multipliedReportingOverflow(by: unit.milliseconds)
+            guard !overflow, total <= Int64.max - product else { return nil }
+            total += product
+        }
+        self = .milliseconds(total)
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigitCharacter: Bool { isASCII && isNumber }
+}

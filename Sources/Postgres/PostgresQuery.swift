@@ -1,0 +1,60 @@
+import Foundation
+
+/// A SQL statement with its parameters.
+///
+/// Built only from a string literal: every interpolated value becomes a numbered parameter
+/// (`$1`, `$2`, …) sent separately from the SQL text, so values can never change the statement.
+/// Names that cannot be parameters are interpolated as `\(identifier: name)`, always quoted.
+///
+/// ```swift
+/// let query: PostgresQuery = "SELECT name FROM apps WHERE id = \(appID)"
+/// ```
+public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
+    /// One parameter: its type and its binary value (`nil` is SQL NULL).
+    struct Binding: Sendable {
+        let type: PostgresType
+        let bytes: [UInt8]?
+    }
+
+    public private(set) var sql: String
+    private(set) var bindings: [Binding]
+
+    public init(stringLiteral value: String) {
+        self.sql = value
+        self.bindings = []
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        self.sql = stringInterpolation.sql
+        self.bindings = stringInterpolation.bindings
+    }
+
+    public var description: String { sql }
+
+    public struct StringInterpolation: StringInterpolationProtocol {
+        var sql: String
+        var bindings: [Binding]
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            sql = ""
+            sql.reserveCapacity(literalCapacity + interpolationCount * 3)
+            bindings = []
+            bindings.reserveCapacity(interpolationCount)
+        }
+
+        public mutating func appendLiteral(_ literal: String) {
+            sql += literal
+        }
+
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value) {
+            bindings.append(Binding(type: Value.postgresType, bytes: value.postgresBytes()))
+            sql += "$\(bindings.count)"
+        }
+
+        /// A quoted identifier (database, role or table name), for the statements that cannot
+        /// take parameters, such as `CREATE DATABASE`. Quoting makes any text a single name.
+        public mutating func appendInterpolation(identifier: String) {
+            sql += "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+    }
+}

@@ -1,0 +1,80 @@
+internal import CLibPQ
+
+/// The rows a statement returned. Owns the libpq result and frees it when released.
+///
+/// Not thread-safe: decode the values you need inside the `Connection` body that ran the query.
+public final class PostgresRows: RandomAccessCollection {
+    private let result: OpaquePointer
+    public let count: Int
+    /// The number of rows the statement affected (INSERT, UPDATE, DELETE, …), or 0.
+    public let affectedRows: Int
+    private let columnNames: [String]
+
+    init(result: OpaquePointer) {
+        self.result = result
+        self.count = Int(PQntuples(result))
+        self.affectedRows = Int(String(cString: PQcmdTuples(result))) ?? 0
+        self.columnNames = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(position: Int) -> PostgresRow {
+        precondition(position >= 0 && position < count, "row index out of range")
+        return PostgresRow(rows: self, index: Int32(position))
+    }
+
+    /// The only row, or `nil` if there is none; more than one row is a programming error caught here.
+    public var single: PostgresRow? {
+        precondition(count <= 1, "expected at most one row, got \(count)")
+        return first
+    }
+
+    func columnIndex(named name: String) -> Int? {
+        columnNames.firstIndex(of: name)
+    }
+
+    var columnCount: Int { columnNames.count }
+
+    func decode<T: PostgresDecodable>(_: T.Type, row: Int32, column: Int) throws -> T {
+        guard column >= 0 && column < columnNames.count else {
+            throw PostgresError(code: .decoding, message: "no column \(column) in a result of \(columnNames.count)")
+        }
+        let field = Int32(column)
+        let name = columnNames[column]
+        if PQgetisnull(result, row, field) == 1 {
+            guard let null = T.postgresNull else {
+                throw PostgresError(code: .decoding, message: "column \"\(name)\" is NULL, expected \(T.self)")
+            }
+            return null
+        }
+        let length = Int(PQgetlength(result, row, field))
+        let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row, field), count: length)
+        let type = PostgresType(rawValue: PQftype(result, field))
+        return try T(postgresValue: PostgresValue(type: type, bytes: bytes, column: name))
+    }
+}
+
+/// One row of a `PostgresRows`.
+public struct PostgresRow {
+    let rows: PostgresRows
+    let index: Int32
+
+    /// Decodes the value at a zero-based column position.
+    public func decode<T: PostgresDecodable>(_ column: Int, as type: T.Type = T.self) throws -> T {
+        try rows.decode(type, row: index, column: column)
+    }
+
+    /// Decodes the value of the named column.
+    public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {
+        guard let position = rows.columnIndex(named: column) else {
+            throw PostgresError(code: .decoding, message: "no column named \"\(column)\" in the result")
+        }
+        return try rows.decode(type, row: index, column: position)
+    }
+}

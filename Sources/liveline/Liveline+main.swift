@@ -1,0 +1,6 @@
+import ArgumentParser
+import LivelineCLI
+
+/// The `liveline` executable: everything it does lives in `LivelineCLI`.
+@main
+extension Liveline {}
