@@ -61,6 +61,13 @@ public final class EmbeddedPostgres: Sendable {
         logger.info("stopped PostgreSQL", metadata: ["data": "\(configuration.dataDirectory.path)"])
     }
 
+    /// Starts the server again after `stop()`, on the same data; does nothing if it is running.
+    public func restart() throws {
+        if try !isRunning() {
+            try startServer()
+        }
+    }
+
     /// A libpq URL for `database` on this cluster, as the superuser, over the private socket.
     public func url(database: String) -> String {
         let host = configuration.socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""

@@ -96,10 +96,15 @@ public final class Connection: @unchecked Sendable {
         return value
     }
 
-    /// Whether the session still looks alive, without a round trip: reads whatever the server
-    /// sent (for example a termination notice after a restart) and checks the session status.
+    /// Whether an idle session still looks alive, without a round trip.
+    ///
+    /// Nothing arrives on an idle session unasked, except the server's notice that it is ending
+    /// the session (shutdown, restart, `pg_terminate_backend`, idle timeout) followed by the
+    /// closed socket. So a readable socket means the session is gone.
     var isUsable: Bool {
-        PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+        guard PQstatus(handle) == CONNECTION_OK else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) == 0
     }
 
     /// Whether the session is idle, outside any transaction, and can be lent out again.

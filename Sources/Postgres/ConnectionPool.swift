@@ -49,6 +49,7 @@ public final class ConnectionPool: Service, Sendable {
     }
 
     /// Lends a connection to `body`, run on one of the pool's threads, and takes it back after.
+    @discardableResult
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let lease = try await checkout()
         let connectionString = configuration.connectionString
@@ -77,6 +78,7 @@ public final class ConnectionPool: Service, Sendable {
     }
 
     /// Runs `body` in a transaction on a pooled connection: commits when it returns, rolls back when it throws.
+    @discardableResult
     public func withTransaction<T: Sendable>(
         isolation: IsolationLevel = .readCommitted,
         _ body: @escaping @Sendable (Connection) throws -> T
@@ -88,6 +90,7 @@ public final class ConnectionPool: Service, Sendable {
 
     /// Runs `body` with the pool, then shuts the pool down, whether `body` returned or threw.
     /// For programs that use a pool for one job and end (commands, tests).
+    @discardableResult
     public func using<T>(_ body: (ConnectionPool) async throws -> T) async throws -> T {
         let value: T
         do {

@@ -1,7 +1,8 @@
 internal import CLibPQ
+import Foundation
 
-/// Checks of a connection string before any network traffic.
-enum ConnectionString {
+/// Checks and edits of connection strings (URLs or conninfo), without any network traffic.
+public enum ConnectionString {
     /// Throws `invalidConnectionString` with libpq's explanation when the string cannot be parsed.
     static func validate(_ string: String) throws {
         var message: UnsafeMutablePointer<CChar>?
@@ -14,5 +15,38 @@ enum ConnectionString {
             )
         }
         PQconninfoFree(options)
+    }
+}
+
+extension ConnectionString {
+    /// The same connection parameters, with another database: for tools that create databases
+    /// and then connect to them (tests, `liveline dev`).
+    ///
+    /// - Returns: a conninfo string (`key='value' …`).
+    public static func replacingDatabase(in string: String, with database: String) throws -> String {
+        try validate(string)
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(string, &message) else {
+            PQfreemem(message)
+            throw PostgresError(code: .invalidConnectionString, message: "invalid database connection string")
+        }
+        defer { PQconninfoFree(options) }
+        var pairs: [String] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            let name = String(cString: keyword)
+            if name == "dbname" {
+                pairs.append("dbname=\(quoted(database))")
+            } else if let value = option.pointee.val {
+                pairs.append("\(name)=\(quoted(String(cString: value)))")
+            }
+            option += 1
+        }
+        return pairs.joined(separator: " ")
+    }
+
+    /// A conninfo value: single-quoted, with backslashes and quotes escaped.
+    private static func quoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 }

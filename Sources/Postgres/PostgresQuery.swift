@@ -51,6 +51,12 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             sql += "$\(bindings.count)"
         }
 
+        /// An optional value: `nil` is sent as SQL NULL of the wrapped type.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
+            bindings.append(Binding(type: Value.postgresType, bytes: value?.postgresBytes() ?? nil))
+            sql += "$\(bindings.count)"
+        }
+
         /// A quoted identifier (database, role or table name), for the statements that cannot
         /// take parameters, such as `CREATE DATABASE`. Quoting makes any text a single name.
         public mutating func appendInterpolation(identifier: String) {

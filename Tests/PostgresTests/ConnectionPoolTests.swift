@@ -1,0 +1,155 @@
+import EmbeddedPostgres
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("Connection pool")
+struct ConnectionPoolTests {
+    let database: String
+
+    init() async throws {
+        database = try await TestDatabase.makeEmpty()
+    }
+
+    @Test("500 concurrent callers share a pool of 4 and never exceed it")
+    func concurrentLoad() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 4) { pool in
+            let backends = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<500 {
+                    group.addTask {
+                        try await pool.withConnection { connection in
+                            let row = try #require(connection.query("SELECT pg_backend_pid(), \(index)::bigint").single)
+                            #expect(try row.decode(1, as: Int.self) == index)
+                            return try row.decode(0, as: Int.self)
+                        }
+                    }
+                }
+                return try await group.reduce(into: Set<Int>()) { $0.insert($1) }
+            }
+            #expect(backends.count <= 4)
+            #expect(!backends.isEmpty)
+        }
+    }
+
+    @Test("a caller waits for a connection, and gives up after the checkout timeout")
+    func checkoutTimeout() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .milliseconds(200)) { pool in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    _ = try await pool.withConnection { try $0.execute("SELECT pg_sleep(1.5)") }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                let error = await #expect(throws: PostgresError.self) {
+                    try await pool.withConnection { try $0.execute("SELECT 1") }
+                }
+                #expect(error?.code == .checkoutTimeout)
+                try await group.waitForAll()
+            }
+            // The holder returned its connection: the pool serves again.
+            let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+            #expect(one == 1)
+        }
+    }
+
+    @Test("a waiting caller gets the connection another returns, before the timeout")
+    func waiterIsServed() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .seconds(10)) { pool in
+            async let holder: Void = pool.withConnection { try $0.execute("SELECT pg_sleep(0.3)") }
+            try await Task.sleep(for: .milliseconds(50))
+            let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+            try await holder
+            #expect(one == 1)
+        }
+    }
+
+    @Test("a cancelled waiter leaves the queue without taking a connection")
+    func cancelledWaiter() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .seconds(10)) { pool in
+            async let holder: Void = pool.withConnection { try $0.execute("SELECT pg_sleep(0.5)") }
+            try await Task.sleep(for: .milliseconds(50))
+            let waiter = Task { try await pool.withConnection { try $0.execute("SELECT 1") } }
+            try await Task.sleep(for: .milliseconds(50))
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            try await holder
+            let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+            #expect(one == 1)
+        }
+    }
+
+    @Test("a connection killed by the server is replaced before it is lent again")
+    func killedConnectionIsReplaced() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            let first: Int = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()").single!.decode(0) }
+            try await TestDatabase.withPool(database, maximumConnections: 1) { other in
+                try await other.withConnection { try $0.execute("SELECT pg_terminate_backend(\(Int32(first)))") }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let second: Int = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()").single!.decode(0) }
+            #expect(second != first)
+        }
+    }
+
+    @Test("a connection that breaks during use is reported as a connection failure and dropped")
+    func brokenDuringUse() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { connection in
+                    try connection.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+                }
+            }
+            #expect(error?.isConnectionFailure == true)
+            let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+            #expect(one == 1)
+        }
+    }
+
+    @Test("a connection left inside a transaction is not lent again")
+    func leftInTransaction() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            let first: Int = try await pool.withConnection { connection in
+                try connection.executeScript("BEGIN")
+                return try connection.query("SELECT pg_backend_pid()").single!.decode(0)
+            }
+            let second: Int = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()").single!.decode(0) }
+            #expect(second != first)
+        }
+    }
+
+    @Test("the pool survives a PostgreSQL restart without being restarted itself")
+    func survivesRestart() async throws {
+        try await TestDatabase.withPrivateCluster { cluster in
+            let url = cluster.url(database: cluster.defaultDatabase)
+            try await TestDatabase.withPool(url, maximumConnections: 3) { pool in
+                // Open a few connections so several idle ones go stale at once.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<3 {
+                        group.addTask { _ = try await pool.withConnection { try $0.execute("SELECT pg_sleep(0.1)") } }
+                    }
+                    try await group.waitForAll()
+                }
+                try await TestDatabase.offCooperativePool { try cluster.stop() }
+                let down = await #expect(throws: PostgresError.self) {
+                    try await pool.withConnection { try $0.execute("SELECT 1") }
+                }
+                #expect(down?.isConnectionFailure == true)
+
+                try await TestDatabase.offCooperativePool { try cluster.restart() }
+                for _ in 0..<6 {
+                    let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+                    #expect(one == 1)
+                }
+            }
+        }
+    }
+
+    @Test("a shut-down pool refuses new work")
+    func shutDown() async throws {
+        let pool = try ConnectionPool(configuration: .init(connectionString: database), logger: TestDatabase.logger)
+        try await pool.withConnection { try $0.execute("SELECT 1") }
+        await pool.shutdown()
+        let error = await #expect(throws: PostgresError.self) { try await pool.withConnection { try $0.execute("SELECT 1") } }
+        #expect(error?.code == .poolShutDown)
+    }
+}
