@@ -21,7 +21,9 @@ enum ChildProcess {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
 
         let arguments = command.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
+        defer {
+            for argument in arguments { free(argument) }
+        }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
         guard spawned == 0 else {

@@ -70,7 +70,8 @@ public final class EmbeddedPostgres: Sendable {
 
     /// A libpq URL for `database` on this cluster, as the superuser, over the private socket.
     public func url(database: String) -> String {
-        let host = configuration.socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""
+        let host =
+            configuration.socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""
         let name = database.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? database
         return "postgresql://\(configuration.superuser)@/\(name)?host=\(host)"
     }
@@ -83,14 +84,19 @@ public final class EmbeddedPostgres: Sendable {
     private func prepareDirectories() throws {
         let socketPath = configuration.socketDirectory.appending(path: ".s.PGSQL.5432").path
         guard socketPath.utf8.count < 104 else {
-            throw EmbeddedPostgresError("socket directory path is too long for a Unix socket: \(configuration.socketDirectory.path)")
+            throw EmbeddedPostgresError(
+                "socket directory path is too long for a Unix socket: \(configuration.socketDirectory.path)"
+            )
         }
         for directory in [configuration.dataDirectory, configuration.socketDirectory] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try binaries.handOver(directory)
         }
         // initdb insists on an owner-only data directory.
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: configuration.dataDirectory.path)
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o700],
+            ofItemAtPath: configuration.dataDirectory.path
+        )
     }
 
     private func initializeCluster() throws {

@@ -54,7 +54,9 @@ struct PostgresBinaries: Sendable {
     func handOver(_ directory: URL) throws {
         guard let runAs else { return }
         guard chown(directory.path, runAs.uid, runAs.gid) == 0 else {
-            throw EmbeddedPostgresError("cannot give \(directory.path) to user \(runAs.name): \(String(cString: strerror(errno)))")
+            throw EmbeddedPostgresError(
+                "cannot give \(directory.path) to user \(runAs.name): \(String(cString: strerror(errno)))"
+            )
         }
     }
 

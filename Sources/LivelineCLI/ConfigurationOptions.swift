@@ -12,7 +12,10 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(help: "Port to listen on (env LIVELINE_PORT, default 8080).")
     var port: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env LIVELINE_LOG_LEVEL, default info).")
+    @Option(
+        name: .customLong("log-level"),
+        help: "trace, debug, info, notice, warning, error or critical (env LIVELINE_LOG_LEVEL, default info)."
+    )
     var logLevel: String?
 
     @Option(help: "Folder of numbered SQL migrations (env LIVELINE_MIGRATIONS, default ./migrations).")

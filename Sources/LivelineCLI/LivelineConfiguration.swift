@@ -29,7 +29,11 @@ struct LivelineConfiguration: Sendable {
         let reader = ConfigReader(providers: [
             InMemoryProvider(
                 name: "flags",
-                values: Dictionary(uniqueKeysWithValues: flags.map { (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: false)) })
+                values: Dictionary(
+                    uniqueKeysWithValues: flags.map {
+                        (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: false))
+                    }
+                )
             ),
             EnvironmentVariablesProvider(
                 environmentVariables: environment,
@@ -39,8 +43,11 @@ struct LivelineConfiguration: Sendable {
         func setting(_ key: String) -> Setting {
             Setting(
                 name: key.uppercased().replacingOccurrences(of: ".", with: "_"),
-                value: reader.string(forKey: ConfigKey(key), isSecret: key == "database.url" || key == "liveline.admin.key")
-                    .flatMap { $0.isEmpty ? nil : $0 }
+                value: reader.string(
+                    forKey: ConfigKey(key),
+                    isSecret: key == "database.url" || key == "liveline.admin.key"
+                )
+                .flatMap { $0.isEmpty ? nil : $0 }
             )
         }
         databaseURL = setting("database.url").value
@@ -65,7 +72,9 @@ struct Setting {
     func integer(default fallback: Int, in range: ClosedRange<Int>) throws -> Int {
         guard let value else { return fallback }
         guard let number = Int(value), range.contains(number) else {
-            throw ConfigurationError("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(value)\"")
+            throw ConfigurationError(
+                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(value)\""
+            )
         }
         return number
     }
@@ -82,7 +91,9 @@ struct Setting {
     func duration(default fallback: Duration) throws -> Duration {
         guard let value else { return fallback }
         guard let duration = Duration(humanReadable: value), duration > .zero else {
-            throw ConfigurationError("\(name) must be a positive duration such as 8h, 90m, 30s or 1h30m, got \"\(value)\"")
+            throw ConfigurationError(
+                "\(name) must be a positive duration such as 8h, 90m, 30s or 1h30m, got \"\(value)\""
+            )
         }
         return duration
     }

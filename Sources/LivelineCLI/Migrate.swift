@@ -15,7 +15,10 @@ struct Migrate: AsyncParsableCommand {
             let applied = try await pool.using { pool in
                 try await environment.makeMigrator(pool: pool).migrate(logger: environment.logger)
             }
-            print(applied.isEmpty ? "database is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))")
+            print(
+                applied.isEmpty
+                    ? "database is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))"
+            )
         }
     }
 }

@@ -14,7 +14,9 @@ struct Serve: AsyncParsableCommand {
             let pool = try environment.makePool(databaseURL: try environment.requireDatabaseURL())
             let migrator = try environment.makeMigrator(pool: pool)
             let app = buildApplication(
-                configuration: .init(address: .hostname(environment.configuration.host, port: environment.configuration.port)),
+                configuration: .init(
+                    address: .hostname(environment.configuration.host, port: environment.configuration.port)
+                ),
                 pool: pool,
                 migrator: migrator,
                 logger: environment.logger

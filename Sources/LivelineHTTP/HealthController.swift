@@ -22,7 +22,11 @@ struct HealthController: Sendable {
             status = try await migrator.status()
         } catch let error as PostgresError {
             logger.warning("readiness check failed", metadata: ["error": "\(String(reflecting: error))"])
-            throw Problem(status: .serviceUnavailable, code: "database_unavailable", detail: "The database is not reachable.")
+            throw Problem(
+                status: .serviceUnavailable,
+                code: "database_unavailable",
+                detail: "The database is not reachable."
+            )
         } catch let error as MigrationError {
             throw Problem(status: .serviceUnavailable, code: "migrations_mismatch", detail: error.description)
         }

@@ -200,7 +200,9 @@ public final class Connection: @unchecked Sendable {
 /// Runs `body` with a NULL-terminated C array of C strings.
 private func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let duplicates = strings.map { strdup($0) }
-    defer { duplicates.forEach { free($0) } }
+    defer {
+        for pointer in duplicates { free(pointer) }
+    }
     let pointers = duplicates.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

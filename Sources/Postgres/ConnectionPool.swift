@@ -59,7 +59,9 @@ public final class ConnectionPool: Service, Sendable {
             threads.submit { workState in
                 guard case .active = workState else {
                     self.giveBack(lease.idleConnection)
-                    continuation.resume(throwing: PostgresError(code: .poolShutDown, message: "connection pool is shut down"))
+                    continuation.resume(
+                        throwing: PostgresError(code: .poolShutDown, message: "connection pool is shut down")
+                    )
                     return
                 }
                 let connection: Connection
@@ -115,7 +117,9 @@ public final class ConnectionPool: Service, Sendable {
         let (waiters, idle) = state.withLock { $0.shutDown() }
         for waiter in waiters {
             waiter.timeout?.cancel()
-            waiter.continuation.resume(throwing: PostgresError(code: .poolShutDown, message: "connection pool shut down"))
+            waiter.continuation.resume(
+                throwing: PostgresError(code: .poolShutDown, message: "connection pool shut down")
+            )
         }
         // Closing sends a termination message to the server: do it on the pool's threads too.
         threads.submit { _ in withExtendedLifetime(idle) {} }

@@ -14,7 +14,9 @@ public enum TestDatabase {
     /// A logger for tests: quiet unless `LIVELINE_TEST_LOG_LEVEL` says otherwise.
     public static let logger: Logger = {
         var logger = Logger(label: "liveline.tests")
-        logger.logLevel = ProcessInfo.processInfo.environment["LIVELINE_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["LIVELINE_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+            ?? .critical
         return logger
     }()
 

@@ -48,7 +48,10 @@ actor TestServer {
     }
 
     func createDatabase(template: String?) async throws -> String {
-        try await createDatabase(named: "liveline_test_\(UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))", template: template)
+        try await createDatabase(
+            named: "liveline_test_\(UUID().uuidString.prefix(13).lowercased().replacingOccurrences(of: "-", with: ""))",
+            template: template
+        )
     }
 
     private func createDatabase(named name: String, template: String?) async throws -> String {

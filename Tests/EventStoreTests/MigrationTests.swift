@@ -47,7 +47,9 @@ struct MigrationTests {
         let extra = Migration(version: migrations.count + 1, name: "extra", sql: "CREATE TABLE extra (id integer);")
         try await TestDatabase.withPool(database) { pool in
             try await Migrator(migrations: migrations, pool: pool).migrate(logger: TestDatabase.logger)
-            let applied = try await Migrator(migrations: migrations + [extra], pool: pool).migrate(logger: TestDatabase.logger)
+            let applied = try await Migrator(migrations: migrations + [extra], pool: pool).migrate(
+                logger: TestDatabase.logger
+            )
             #expect(applied == [extra])
         }
     }
@@ -59,7 +61,8 @@ struct MigrationTests {
                 group.addTask {
                     // Separate pools stand for separate processes.
                     try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
-                        try await Migrator(migrations: migrations, pool: pool).migrate(logger: TestDatabase.logger).count
+                        try await Migrator(migrations: migrations, pool: pool).migrate(logger: TestDatabase.logger)
+                            .count
                     }
                 }
             }
@@ -77,7 +80,9 @@ struct MigrationTests {
             var edited = migrations
             edited[0] = Migration(version: 1, name: migrations[0].name, sql: migrations[0].sql + "\n-- edited\n")
             let migrator = Migrator(migrations: edited, pool: pool)
-            let error = await #expect(throws: MigrationError.self) { try await migrator.migrate(logger: TestDatabase.logger) }
+            let error = await #expect(throws: MigrationError.self) {
+                try await migrator.migrate(logger: TestDatabase.logger)
+            }
             guard case .edited(let version, _, _, _) = error else {
                 Issue.record("expected an edited-file error, got \(String(describing: error))")
                 return

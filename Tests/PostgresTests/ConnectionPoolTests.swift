@@ -86,7 +86,9 @@ struct ConnectionPoolTests {
                 try await other.withConnection { try $0.execute("SELECT pg_terminate_backend(\(Int32(first)))") }
             }
             try await Task.sleep(for: .milliseconds(100))
-            let second: Int = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()").single!.decode(0) }
+            let second: Int = try await pool.withConnection {
+                try $0.query("SELECT pg_backend_pid()").single!.decode(0)
+            }
             #expect(second != first)
         }
     }
@@ -112,7 +114,9 @@ struct ConnectionPoolTests {
                 try connection.executeScript("BEGIN")
                 return try connection.query("SELECT pg_backend_pid()").single!.decode(0)
             }
-            let second: Int = try await pool.withConnection { try $0.query("SELECT pg_backend_pid()").single!.decode(0) }
+            let second: Int = try await pool.withConnection {
+                try $0.query("SELECT pg_backend_pid()").single!.decode(0)
+            }
             #expect(second != first)
         }
     }
@@ -149,7 +153,9 @@ struct ConnectionPoolTests {
         let pool = try ConnectionPool(configuration: .init(connectionString: database), logger: TestDatabase.logger)
         try await pool.withConnection { try $0.execute("SELECT 1") }
         await pool.shutdown()
-        let error = await #expect(throws: PostgresError.self) { try await pool.withConnection { try $0.execute("SELECT 1") } }
+        let error = await #expect(throws: PostgresError.self) {
+            try await pool.withConnection { try $0.execute("SELECT 1") }
+        }
         #expect(error?.code == .poolShutDown)
     }
 }

@@ -23,7 +23,10 @@ struct TypeDecodingTests {
         }
     }
 
-    @Test("text, including non-ASCII and the empty string", arguments: ["", "hello", "Grüße 👋 — \"quoted\" 'single'", String(repeating: "x", count: 100_000)])
+    @Test(
+        "text, including non-ASCII and the empty string",
+        arguments: ["", "hello", "Grüße 👋 — \"quoted\" 'single'", String(repeating: "x", count: 100_000)]
+    )
     func text(value: String) async throws {
         #expect(try await roundTrip(value) { "SELECT \($0)::text" } == value)
     }
@@ -63,7 +66,9 @@ struct TypeDecodingTests {
     func infinity() async throws {
         try await TestDatabase.withPool(database) { pool in
             try await pool.withConnection { connection in
-                let row = try #require(connection.query("SELECT 'infinity'::timestamptz, '-infinity'::timestamptz").single)
+                let row = try #require(
+                    connection.query("SELECT 'infinity'::timestamptz, '-infinity'::timestamptz").single
+                )
                 #expect(try row.decode(0, as: Date.self) == .distantFuture)
                 #expect(try row.decode(1, as: Date.self) == .distantPast)
             }

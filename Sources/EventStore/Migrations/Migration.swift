@@ -40,7 +40,9 @@ public struct Migration: Sendable, Equatable {
                 throw MigrationError.badFileName(file)
             }
             let sql = try String(contentsOf: directory.appending(path: file), encoding: .utf8)
-            migrations.append(Migration(version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql))
+            migrations.append(
+                Migration(version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql)
+            )
         }
         migrations.sort { $0.version < $1.version }
         for (earlier, later) in zip(migrations, migrations.dropFirst()) where earlier.version == later.version {

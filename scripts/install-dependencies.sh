@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian/Ubuntu machine lacks to build, run and test Liveline:
+# libpq (headers and pkg-config), the PostgreSQL server programs (initdb, pg_ctl) for the
+# embedded database, and docker-compose (to validate docker-compose.yml offline).
+# Swift itself is expected on PATH (https://www.swift.org/install/linux/).
+# Does nothing when everything is present; safe to run again.
+set -euo pipefail
+
+packages=(libpq-dev pkg-config postgresql postgresql-contrib docker-compose curl)
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+
+if ((${#missing[@]} > 0)); then
+    echo "installing: ${missing[*]}"
+    sudo=""
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo="sudo"
+    fi
+    $sudo apt-get update -qq
+    # The postgresql package would start a system-wide cluster where a service manager runs;
+    # Liveline does not use it (it starts its own), so keep the install from starting services.
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    echo "swift is not on PATH: install Swift 6.3 (https://www.swift.org/install/linux/)" >&2
+    exit 1
+fi
