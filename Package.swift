@@ -23,6 +23,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
+        // The pure domain: ids, content, states, commands, events, the state machine, deadlines,
+        // policy. No I/O, no clock reads.
+        .target(
+            name: "ActivityLifecycle",
+            swiftSettings: swiftSettings
+        ),
         // The C API of libpq, from Debian's libpq-dev. Only `Postgres` imports it.
         .systemLibrary(
             name: "CLibPQ",
@@ -74,6 +80,7 @@ let package = Package(
         .target(
             name: "LivelineCLI",
             dependencies: [
+                "ActivityLifecycle",
                 "EmbeddedPostgres",
                 "EventStore",
                 "LivelineHTTP",

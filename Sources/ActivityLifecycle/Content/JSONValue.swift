@@ -1,0 +1,160 @@
+/// A JSON value, as the app's `Codable` types see it.
+///
+/// Its canonical encoding (compact, keys sorted, minimal escapes, shortest number form) is what
+/// Liveline measures against the payload limit and stores, so a size measured when a request
+/// arrives is the size measured again when the log is replayed.
+public indirect enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// The canonical UTF-8 encoding.
+    public var canonicalJSON: [UInt8] {
+        var output: [UInt8] = []
+        write(into: &output)
+        return output
+    }
+
+    func write(into output: inout [UInt8]) {
+        switch self {
+        case .null:
+            output += "null".utf8
+        case .bool(let value):
+            output += (value ? "true" : "false").utf8
+        case .number(let value):
+            output += Self.format(value).utf8
+        case .string(let value):
+            Self.writeString(value, into: &output)
+        case .array(let elements):
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                element.write(into: &output)
+            }
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            Self.writeObject(members, into: &output)
+        }
+    }
+
+    static func writeObject(_ members: [String: JSONValue], into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "{"))
+        for (index, key) in members.keys.sorted().enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            writeString(key, into: &output)
+            output.append(UInt8(ascii: ":"))
+            members[key]!.write(into: &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
+    /// Integers in the exactly representable range print without a fraction; others in
+    /// Swift's shortest round-tripping form.
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
+            return String(Int64(value))
+        }
+        return String(value)
+    }
+
+    static func writeString(_ value: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): output += #"\""#.utf8
+            case UInt8(ascii: "\\"): output += #"\\"#.utf8
+            case 0x0A: output += #"\n"#.utf8
+            case 0x0D: output += #"\r"#.utf8
+            case 0x09: output += #"\t"#.utf8
+            case 0x08: output += #"\b"#.utf8
+            case 0x0C: output += #"\f"#.utf8
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                output += #"\u00"#.utf8
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0xF)])
+            default: output.append(byte)
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            guard value.isFinite else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "numbers must be finite")
+            }
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+/// A JSON object (the shape of `attributes` and `contentState`), with its canonical size
+/// measured once, when it is made.
+public struct JSONObject: Hashable, Sendable {
+    public let members: [String: JSONValue]
+    /// Bytes of the canonical encoding.
+    public let encodedSize: Int
+
+    public init(_ members: [String: JSONValue] = [:]) {
+        self.members = members
+        var output: [UInt8] = []
+        JSONValue.writeObject(members, into: &output)
+        self.encodedSize = output.count
+    }
+
+    public static let empty = JSONObject()
+
+    /// The canonical UTF-8 encoding.
+    public var canonicalJSON: [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(encodedSize)
+        JSONValue.writeObject(members, into: &output)
+        return output
+    }
+}
+
+extension JSONObject: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let members = try? container.decode([String: JSONValue].self) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected a JSON object")
+        }
+        self.init(members)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(members)
+    }
+}

@@ -1,0 +1,50 @@
+extension Lifecycle {
+    /// The next time-driven transition, or `nil` for a dismissed activity.
+    ///
+    /// A due time is never before the activity's last event, so a deadline that passed while
+    /// something else happened (or while the server was down) is applied right after it.
+    public func nextDeadline(of activity: Activity) -> Deadline? {
+        let deadline: Deadline? =
+            switch activity.state {
+            case .pending:
+                activity.startDate.map { Deadline(kind: .start, due: $0) }
+            case .active:
+                [lifetimeDeadline(of: activity), staleDeadline(of: activity)].compactMap { $0 }
+                    // The earliest; on a tie the lifetime wins, since an ended activity cannot go stale.
+                    .min { $0.due < $1.due }
+            case .stale:
+                lifetimeDeadline(of: activity)
+            case .ended:
+                activity.dismissalDate.map { Deadline(kind: .dismissal, due: $0) }
+            case .dismissed:
+                nil
+            }
+        return deadline.map { Deadline(kind: $0.kind, due: max($0.due, activity.lastEventAt)) }
+    }
+
+    func lifetimeDeadline(of activity: Activity) -> Deadline? {
+        activity.activatedAt.map { Deadline(kind: .lifetime, due: $0 + policy.activeLifetime) }
+    }
+
+    func staleDeadline(of activity: Activity) -> Deadline? {
+        activity.content.staleDate.map { Deadline(kind: .stale, due: $0) }
+    }
+
+    /// Applies every deadline due at or before `now`, each at its own due time.
+    ///
+    /// App and device commands run this first, so time-driven transitions are never skipped
+    /// however late the deadline worker is, and events stay in time order.
+    public func applyDueDeadlines(to activity: Activity, at now: Timestamp) -> (Activity, [ActivityEvent]) {
+        var activity = activity
+        var events: [ActivityEvent] = []
+        while let deadline = nextDeadline(of: activity), deadline.due <= now {
+            // A due deadline's command always applies: nextDeadline only names legal transitions.
+            guard let produced = try? decideAtState(deadline.command, activity, at: deadline.due),
+                let next = try? produced.reduce(activity, { try evolve($0, with: $1) })
+            else { break }
+            events += produced
+            activity = next
+        }
+        return (activity, events)
+    }
+}

@@ -1,0 +1,30 @@
+/// The state of one activity: what folding its stream yields.
+public struct Activity: Hashable, Sendable {
+    public var state: ActivityState
+    /// The version of the last event folded.
+    public var version: Int
+    public var activityType: String
+    public var attributes: JSONObject
+    public var content: ActivityContent
+    public var startDate: Timestamp?
+    public var pushType: PushType?
+    public var style: String?
+    public var deviceID: DeviceID?
+    public var pushToken: String?
+    public var requestedAt: Timestamp
+    public var activatedAt: Timestamp?
+    public var endedAt: Timestamp?
+    public var endReason: EndReason?
+    public var dismissedAt: Timestamp?
+    /// When an ended activity is dismissed.
+    public var dismissalDate: Timestamp?
+    /// The latest `timestamp` an app command carried; later updates must carry a later one.
+    public var lastTimestamp: Timestamp?
+    /// When the last event occurred; events never go back in time.
+    public var lastEventAt: Timestamp
+    /// When the priority-10 updates of the last hour were sent, oldest first.
+    public var recentHighPriorityUpdates: [Timestamp]
+
+    /// Bytes of `attributes` plus `contentState`, the quantity the payload limit bounds.
+    public var payloadSize: Int { attributes.encodedSize + content.contentState.encodedSize }
+}
