@@ -22,6 +22,17 @@ extension Lifecycle {
         return deadline.map { Deadline(kind: $0.kind, due: max($0.due, activity.lastEventAt)) }
     }
 
+    /// When the deadline that a time-driven command applies is due, if the activity has one.
+    func dueTime(of command: Command, for activity: Activity) -> Timestamp? {
+        switch command {
+        case .start where activity.state == .pending: activity.startDate
+        case .markStale where activity.state == .active: activity.content.staleDate
+        case .end(let end) where end.reason == .lifetimeExceeded: lifetimeDeadline(of: activity)?.due
+        case .dismiss(.deadline) where activity.state == .ended: activity.dismissalDate
+        default: nil
+        }
+    }
+
     func lifetimeDeadline(of activity: Activity) -> Deadline? {
         activity.activatedAt.map { Deadline(kind: .lifetime, due: $0 + policy.activeLifetime) }
     }

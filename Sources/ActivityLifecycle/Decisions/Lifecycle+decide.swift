@@ -22,10 +22,16 @@ extension Lifecycle {
             before = nil
             events = []
             produced = [try requested(request, at: now, context: context)]
+        } else if command.cause == .system {
+            // Time-driven commands are the deadlines themselves: applied at their due time.
+            guard let activity else { throw .activityNotFound }
+            before = activity
+            events = []
+            let due = dueTime(of: command, for: activity).flatMap { $0 <= now ? max($0, activity.lastEventAt) : nil }
+            produced = try decideAtState(command, activity, at: due ?? now, rules: context.app)
         } else {
             guard let activity else { throw .activityNotFound }
-            // Time-driven commands are themselves the deadlines: nothing to catch up before them.
-            (before, events) = command.cause == .system ? (activity, []) : applyDueDeadlines(to: activity, at: now)
+            (before, events) = applyDueDeadlines(to: activity, at: now)
             produced = try decideAtState(command, before!, at: now, rules: context.app)
         }
         guard !produced.isEmpty else { return events }
