@@ -11,7 +11,9 @@ let package = Package(
     name: "liveline",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "liveline", targets: ["liveline"])
+        .executable(name: "liveline", targets: ["liveline"]),
+        // For the benchmark package in Benchmarks/.
+        .library(name: "ActivityLifecycle", targets: ["ActivityLifecycle"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

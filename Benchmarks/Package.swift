@@ -1,0 +1,26 @@
+// swift-tools-version:6.2
+// Benchmarks of Liveline, in a package of their own so that building and testing Liveline does
+// not build the benchmark harness. Run them with scripts/benchmark-lifecycle.sh.
+import PackageDescription
+
+let package = Package(
+    name: "liveline-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "liveline", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "LifecycleBenchmarks",
+            dependencies: [
+                .product(name: "ActivityLifecycle", package: "liveline"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/LifecycleBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        )
+    ]
+)
