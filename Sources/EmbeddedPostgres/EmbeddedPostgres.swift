@@ -55,6 +55,12 @@ public final class EmbeddedPostgres: Sendable {
         return cluster
     }
 
+    /// Whether the account the server runs as (`postgres` when this process is root) can reach
+    /// `folder`. A project under a private home directory (`/root`, mode 700) cannot be.
+    public static func serverCanReach(_ folder: URL) throws -> Bool {
+        try PostgresBinaries.locate().serverCanReach(folder)
+    }
+
     /// Stops the server (fast shutdown: open sessions are ended, data is kept).
     public func stop() throws {
         try binaries.run(.pgCtl, ["stop", "-D", configuration.dataDirectory.path, "-m", "fast", "-w"])

@@ -50,6 +50,24 @@ struct PostgresBinaries: Sendable {
         return ("postgres", entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
+    /// Whether the server's account can reach `folder`: every existing directory on the way must
+    /// be searchable by it. Always true when the server runs as this process's own user.
+    func serverCanReach(_ folder: URL) -> Bool {
+        guard let runAs else { return true }
+        var path = URL(filePath: "/")
+        for component in folder.standardizedFileURL.pathComponents.dropFirst() {
+            var info = stat()
+            guard stat(path.path, &info) == 0 else { return true }  // the rest is created for the server
+            let searchable =
+                info.st_mode & S_IXOTH != 0
+                || (info.st_uid == runAs.uid && info.st_mode & S_IXUSR != 0)
+                || (info.st_gid == runAs.gid && info.st_mode & S_IXGRP != 0)
+            guard searchable else { return false }
+            path = path.appending(path: component)
+        }
+        return true
+    }
+
     /// Makes `directory` belong to the account the server runs as.
     func handOver(_ directory: URL) throws {
         guard let runAs else { return }

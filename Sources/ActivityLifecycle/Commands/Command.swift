@@ -23,7 +23,7 @@ public enum Command: Hashable, Sendable {
         /// A future start date schedules the activity (`pending` until then).
         public var startDate: Timestamp?
         public var pushType: PushType?
-        public var style: String?
+        public var style: ActivityStyle?
         public var deviceID: DeviceID?
         /// The app's own clock reading, for ordering later updates.
         public var timestamp: Timestamp?
@@ -34,7 +34,7 @@ public enum Command: Hashable, Sendable {
             content: ActivityContent,
             startDate: Timestamp? = nil,
             pushType: PushType? = nil,
-            style: String? = nil,
+            style: ActivityStyle? = nil,
             deviceID: DeviceID? = nil,
             timestamp: Timestamp? = nil
         ) {

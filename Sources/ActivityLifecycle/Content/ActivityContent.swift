@@ -80,6 +80,14 @@ public enum DismissalPolicy: Hashable, Sendable {
     case after(Timestamp)
 }
 
+/// How the system presents the activity (ActivityKit's `ActivityStyle`).
+public enum ActivityStyle: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Stays on the Lock Screen until it ends and is dismissed.
+    case standard
+    /// Leaves the Lock Screen once the person has seen it.
+    case transient
+}
+
 /// Who caused an event.
 public enum Cause: String, Hashable, Sendable, Codable, CaseIterable {
     case app

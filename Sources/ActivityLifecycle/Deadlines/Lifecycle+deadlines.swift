@@ -49,12 +49,16 @@ extension Lifecycle {
         var activity = activity
         var events: [ActivityEvent] = []
         while let deadline = nextDeadline(of: activity), deadline.due <= now {
-            // A due deadline's command always applies: nextDeadline only names legal transitions.
-            guard let produced = try? decideAtState(deadline.command, activity, at: deadline.due),
-                let next = try? produced.reduce(activity, { try evolve($0, with: $1) })
-            else { break }
-            events += produced
-            activity = next
+            // nextDeadline only names transitions that apply: a failure here is a bug in the machine.
+            do {
+                let produced = try decideAtState(deadline.command, activity, at: deadline.due)
+                activity = try produced.reduce(activity) { try evolve($0, with: $1) }
+                events += produced
+            } catch {
+                preconditionFailure(
+                    "due \(deadline.kind) deadline did not apply to a \(activity.state) activity: \(error)"
+                )
+            }
         }
         return (activity, events)
     }

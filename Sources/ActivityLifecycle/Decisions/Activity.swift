@@ -8,7 +8,7 @@ public struct Activity: Hashable, Sendable {
     public var content: ActivityContent
     public var startDate: Timestamp?
     public var pushType: PushType?
-    public var style: String?
+    public var style: ActivityStyle?
     public var deviceID: DeviceID?
     public var pushToken: String?
     public var requestedAt: Timestamp

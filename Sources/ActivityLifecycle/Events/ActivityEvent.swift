@@ -59,7 +59,7 @@ public enum EventPayload: Hashable, Sendable {
         public var content: ActivityContent
         public var startDate: Timestamp?
         public var pushType: PushType?
-        public var style: String?
+        public var style: ActivityStyle?
         public var deviceID: DeviceID?
         public var timestamp: Timestamp?
 
