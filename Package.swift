@@ -62,6 +62,7 @@ let package = Package(
         .target(
             name: "EventStore",
             dependencies: [
+                "ActivityLifecycle",
                 "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -130,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventStoreTests",
-            dependencies: ["EventStore", "Postgres", "TestSupport"],
+            dependencies: ["ActivityLifecycle", "EventStore", "Postgres", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

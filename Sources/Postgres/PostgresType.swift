@@ -24,6 +24,13 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let uuid = PostgresType(rawValue: 2950)
     public static let jsonb = PostgresType(rawValue: 3802)
     public static let xid8 = PostgresType(rawValue: 5069)
+    public static let boolArray = PostgresType(rawValue: 1000)
+    public static let int4Array = PostgresType(rawValue: 1007)
+    public static let textArray = PostgresType(rawValue: 1009)
+    public static let int8Array = PostgresType(rawValue: 1016)
+    public static let float8Array = PostgresType(rawValue: 1022)
+    public static let timestamptzArray = PostgresType(rawValue: 1185)
+    public static let jsonbArray = PostgresType(rawValue: 3807)
 
     public var description: String {
         switch self {
@@ -45,6 +52,13 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
         case .uuid: "uuid"
         case .jsonb: "jsonb"
         case .xid8: "xid8"
+        case .boolArray: "bool[]"
+        case .int4Array: "int4[]"
+        case .textArray: "text[]"
+        case .int8Array: "int8[]"
+        case .float8Array: "float8[]"
+        case .timestamptzArray: "timestamptz[]"
+        case .jsonbArray: "jsonb[]"
         default: "oid \(rawValue)"
         }
     }

@@ -14,8 +14,8 @@ struct AppendOnlyEventLogTests {
                 try connection.execute("INSERT INTO apps (app_id, bundle_id) VALUES ('demo', 'com.example.demo')")
                 try connection.execute(
                     """
-                    INSERT INTO events (app_id, activity_id, version, type, data, caused_by, occurred_at)
-                    VALUES ('demo', 'a1', 1, 'activity.requested', '{}', 'app', now())
+                    INSERT INTO events (position, app_id, activity_id, version, type, data, caused_by, occurred_at)
+                    VALUES (pg_current_xact_id()::text::bigint << 16, 'demo', 'a1', 1, 'activity.requested', '{}', 'app', now())
                     """
                 )
             }
@@ -60,8 +60,8 @@ struct AppendOnlyEventLogTests {
                 try connection.execute("SET LOCAL ROLE liveline_service")
                 try connection.execute(
                     """
-                    INSERT INTO events (app_id, activity_id, version, type, caused_by, occurred_at)
-                    VALUES ('demo', 'a1', 2, 'activity.updated', 'app', now())
+                    INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at)
+                    VALUES (pg_current_xact_id()::text::bigint << 16, 'demo', 'a1', 2, 'activity.updated', 'app', now())
                     """
                 )
             }
@@ -75,7 +75,7 @@ struct AppendOnlyEventLogTests {
     @Test("the dashboard role reads but cannot write")
     func dashboardRoleIsReadOnly() async throws {
         let error = try await refusal(
-            "INSERT INTO events (app_id, activity_id, version, type, caused_by, occurred_at) VALUES ('demo', 'a2', 1, 'activity.requested', 'app', now())",
+            "INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at) VALUES (pg_current_xact_id()::text::bigint << 16, 'demo', 'a2', 1, 'activity.requested', 'app', now())",
             role: "liveline_dashboard"
         )
         #expect(error?.sqlState == .insufficientPrivilege)
@@ -95,8 +95,8 @@ struct AppendOnlyEventLogTests {
                 try await pool.withConnection { connection in
                     try connection.execute(
                         """
-                        INSERT INTO events (app_id, activity_id, version, type, caused_by, occurred_at)
-                        VALUES ('demo', 'a1', 1, 'activity.updated', 'app', now())
+                        INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at)
+                        VALUES (pg_current_xact_id()::text::bigint << 16, 'demo', 'a1', 1, 'activity.updated', 'app', now())
                         """
                     )
                 }

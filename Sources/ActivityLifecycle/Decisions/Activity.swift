@@ -25,6 +25,50 @@ public struct Activity: Hashable, Sendable {
     /// When the priority-10 updates of the last hour were sent, oldest first.
     public var recentHighPriorityUpdates: [Timestamp]
 
+    /// An activity restored from storage (a projection row). Everything else makes activities
+    /// with `Lifecycle.decide` and `evolve`.
+    public init(
+        state: ActivityState,
+        version: Int,
+        activityType: String,
+        attributes: JSONObject,
+        content: ActivityContent,
+        startDate: Timestamp?,
+        pushType: PushType?,
+        style: ActivityStyle?,
+        deviceID: DeviceID?,
+        pushToken: String?,
+        requestedAt: Timestamp,
+        activatedAt: Timestamp?,
+        endedAt: Timestamp?,
+        endReason: EndReason?,
+        dismissedAt: Timestamp?,
+        dismissalDate: Timestamp?,
+        lastTimestamp: Timestamp?,
+        lastEventAt: Timestamp,
+        recentHighPriorityUpdates: [Timestamp]
+    ) {
+        self.state = state
+        self.version = version
+        self.activityType = activityType
+        self.attributes = attributes
+        self.content = content
+        self.startDate = startDate
+        self.pushType = pushType
+        self.style = style
+        self.deviceID = deviceID
+        self.pushToken = pushToken
+        self.requestedAt = requestedAt
+        self.activatedAt = activatedAt
+        self.endedAt = endedAt
+        self.endReason = endReason
+        self.dismissedAt = dismissedAt
+        self.dismissalDate = dismissalDate
+        self.lastTimestamp = lastTimestamp
+        self.lastEventAt = lastEventAt
+        self.recentHighPriorityUpdates = recentHighPriorityUpdates
+    }
+
     /// Bytes of `attributes` plus `contentState`, the quantity the payload limit bounds.
     public var payloadSize: Int { attributes.encodedSize + content.contentState.encodedSize }
 }

@@ -63,6 +63,12 @@ public enum EventPayload: Hashable, Sendable {
         public var deviceID: DeviceID?
         public var timestamp: Timestamp?
 
+        enum CodingKeys: String, CodingKey {
+            case activityType, attributes, content, startDate, pushType, style
+            case deviceID = "deviceId"
+            case timestamp
+        }
+
         public init(_ request: Command.Request) {
             activityType = request.activityType
             attributes = request.attributes

@@ -1,0 +1,55 @@
+public import ActivityLifecycle
+import Postgres
+
+/// An app's settings: its caps and update budget.
+public struct AppSettings: Hashable, Sendable {
+    public var bundleID: String
+    public var maxOpen: Int
+    public var maxOpenPerDevice: Int?
+    public var priorityBudgetPerHour: Int
+    public var frequentUpdates: Bool
+
+    public init(
+        bundleID: String,
+        maxOpen: Int = LifecyclePolicy.standard.defaultMaxOpen,
+        maxOpenPerDevice: Int? = nil,
+        priorityBudgetPerHour: Int = LifecyclePolicy.standard.defaultPriorityBudgetPerHour,
+        frequentUpdates: Bool = false
+    ) {
+        self.bundleID = bundleID
+        self.maxOpen = maxOpen
+        self.maxOpenPerDevice = maxOpenPerDevice
+        self.priorityBudgetPerHour = priorityBudgetPerHour
+        self.frequentUpdates = frequentUpdates
+    }
+}
+
+extension EventStore {
+    /// Creates an app with its settings (and its open count, at zero).
+    /// - Throws: a unique violation (`PostgresError.isUniqueViolation`) when the id is taken.
+    public func createApp(_ app: AppID, _ settings: AppSettings) async throws {
+        try await pool.withConnection { try StoreQueries.createApp(app, settings, $0) }
+    }
+
+    /// Changes an app's caps and budget. Lowering a cap below the open count refuses new
+    /// activities until enough end; it never closes any.
+    public func updateApp(_ app: AppID, _ settings: AppSettings) async throws {
+        let updated = try await pool.withConnection { try StoreQueries.updateApp(app, settings, $0) }
+        guard updated else { throw EventStoreError.unknownApp(app) }
+    }
+
+    public func appSettings(_ app: AppID) async throws -> AppSettings? {
+        try await pool.withConnection { try StoreQueries.appSettings(app, $0) }
+    }
+
+    /// Sets the service-wide cap on open activities, spreading it over the global count's stripes.
+    public func setGlobalMaxOpen(_ limit: Int) async throws {
+        precondition(limit >= 0 && limit <= Int(Int32.max), "the global cap must fit a 32-bit count")
+        try await pool.withTransaction { try StoreQueries.setGlobalMaxOpen(limit, $0) }
+    }
+
+    /// The open counts as kept by the caps: per app, and the global total.
+    public func openCounts(of app: AppID) async throws -> (app: Int, global: Int) {
+        try await pool.withConnection { try StoreQueries.openCounts(of: app, $0) }
+    }
+}

@@ -1,0 +1,196 @@
+public import ActivityLifecycle
+import Foundation
+import Postgres
+
+extension EventStore {
+    /// Runs a command: loads the activity, decides, and appends the events with the projection
+    /// and the open counts in one statement. Rejections are recorded and returned.
+    ///
+    /// - Parameters:
+    ///   - expectedVersion: when given, the command applies only to that version of the activity
+    ///     (0: it must not exist yet); otherwise to the version loaded.
+    ///   - idempotency: a key under which the outcome is recorded; a retry with the same key and
+    ///     request gets the recorded outcome and appends nothing.
+    /// - Throws: `EventStoreError.versionConflict` when another command appended first (never
+    ///   retried here: the caller decides), `.idempotencyKeyReused`, `.unknownApp`, or a
+    ///   `PostgresError`.
+    @discardableResult
+    public func execute(
+        _ command: Command,
+        on stream: StreamID,
+        at now: Timestamp,
+        expectedVersion: Int? = nil,
+        idempotency: IdempotencyKey? = nil
+    ) async throws -> CommandResult {
+        let lifecycle = lifecycle
+        return try await pool.withConnection { connection in
+            if let idempotency, let replay = try Self.replay(idempotency, on: stream, lifecycle, connection) {
+                return replay
+            }
+            do {
+                return try Self.decideAndAppend(
+                    command,
+                    on: stream,
+                    at: now,
+                    expectedVersion: expectedVersion,
+                    idempotency: idempotency,
+                    lifecycle,
+                    connection
+                )
+            } catch let error as PostgresError
+                where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey"
+            {
+                // A concurrent command with the same key committed first: answer as it was answered.
+                guard let idempotency, let replay = try Self.replay(idempotency, on: stream, lifecycle, connection)
+                else {
+                    throw error
+                }
+                return replay
+            }
+        }
+    }
+
+    private static func decideAndAppend(
+        _ command: Command,
+        on stream: StreamID,
+        at now: Timestamp,
+        expectedVersion: Int?,
+        idempotency: IdempotencyKey?,
+        _ lifecycle: Lifecycle,
+        _ connection: Connection
+    ) throws -> CommandResult {
+        let loaded = try StoreQueries.load(
+            stream,
+            deviceID: command.requestedDeviceID,
+            isRequest: command.isRequest,
+            connection
+        )
+        let before = loaded.activity?.activity
+        let version = before?.version ?? 0
+        if let expectedVersion, expectedVersion != version {
+            throw EventStoreError.versionConflict(
+                expected: expectedVersion,
+                actual: loaded.activity.map { _ in version }
+            )
+        }
+        func rejected(_ rejection: Rejection) throws -> CommandResult {
+            try StoreQueries.recordRejection(
+                rejection,
+                of: command,
+                on: stream,
+                at: now,
+                idempotency: idempotency,
+                connection
+            )
+            return CommandResult(outcome: .rejected(rejection), isReplay: false)
+        }
+
+        let events: [ActivityEvent]
+        do {
+            events = try lifecycle.decide(command, for: before, at: now, context: loaded.context)
+        } catch {
+            return try rejected(error)
+        }
+        guard let last = events.last else {
+            // A no-op; only an existing activity has one (a request always appends).
+            return CommandResult(outcome: .accepted(loaded.activity!, events: []), isReplay: false)
+        }
+        // `decide` only produces events that `evolve` accepts.
+        let after = try! events.reduce(before) { try lifecycle.evolve($0, with: $1) }!
+        let stored = StoredActivity(stream: stream, activity: after, nextDeadline: lifecycle.nextDeadline(of: after))
+        do {
+            let (first, recordedAt) = try StoreQueries.append(
+                stored,
+                events: events,
+                expectedVersion: version,
+                openChange: before?.state.isOpen == true && !after.state.isOpen ? -1 : 0,
+                rules: loaded.context.app,
+                idempotency: idempotency,
+                outcome: idempotency.map { _ in RecordedOutcome.accepted(from: version, to: last.version).json },
+                connection
+            )
+            let appended = events.enumerated().map { index, event in
+                StoredEvent(position: first + Int64(index), stream: stream, event: event, recordedAt: recordedAt)
+            }
+            return CommandResult(outcome: .accepted(stored, events: appended), isReplay: false)
+        } catch let error as PostgresError {
+            let details = AppendFailure(error)
+            switch error.sqlState?.rawValue {
+            case "LL001": return try rejected(.targetMaximumExceeded(limit: details.limit, count: details.count))
+            case "LL002": return try rejected(.globalMaximumExceeded(limit: details.limit, count: details.count))
+            case "LL003":
+                let device = command.requestedDeviceID!
+                return try rejected(
+                    .deviceMaximumExceeded(deviceID: device, limit: details.limit, count: details.count)
+                )
+            case "LL409" where command.isRequest && expectedVersion == nil:
+                return try rejected(.activityExists)
+            case "LL409":
+                throw EventStoreError.versionConflict(expected: version, actual: details.actual)
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// The recorded outcome of an earlier command with the same idempotency key, if any.
+    static func replay(
+        _ idempotency: IdempotencyKey,
+        on stream: StreamID,
+        _ lifecycle: Lifecycle,
+        _ connection: Connection
+    ) throws -> CommandResult? {
+        guard let record = try StoreQueries.idempotencyRecord(app: stream.app, key: idempotency.key, connection) else {
+            return nil
+        }
+        guard record.digest == idempotency.requestDigest, record.activity == stream.activity else {
+            throw EventStoreError.idempotencyKeyReused(key: idempotency.key)
+        }
+        switch record.outcome {
+        case .rejected(let rejection):
+            return CommandResult(outcome: .rejected(rejection), isReplay: true)
+        case .accepted(let from, let to):
+            // The activity as that command left it, folded from the log.
+            let events = try StoreQueries.events(of: stream, throughVersion: to, connection)
+            guard let activity = try lifecycle.fold(events.map(\.event), of: stream) else {
+                throw EventStoreError.unreadableRow("idempotency record \(idempotency.key) names missing events")
+            }
+            let stored = StoredActivity(
+                stream: stream,
+                activity: activity,
+                nextDeadline: lifecycle.nextDeadline(of: activity)
+            )
+            return CommandResult(
+                outcome: .accepted(stored, events: events.filter { $0.event.version > from }),
+                isReplay: true
+            )
+        }
+    }
+}
+
+/// The JSON `DETAIL` of an error raised by `liveline_append`.
+private struct AppendFailure {
+    var limit = 0
+    var count = 0
+    var actual: Int?
+
+    init(_ error: PostgresError) {
+        guard let detail = error.detail,
+            let value = try? JSONDecoder().decode([String: Int?].self, from: Data(detail.utf8))
+        else { return }
+        limit = (value["limit"] ?? nil) ?? 0
+        count = (value["count"] ?? nil) ?? 0
+        actual = value["actual"] ?? nil
+    }
+}
+
+extension Command {
+    var isRequest: Bool {
+        if case .request = self { true } else { false }
+    }
+
+    /// The device a request names.
+    var requestedDeviceID: DeviceID? {
+        if case .request(let request) = self { request.deviceID } else { nil }
+    }
+}

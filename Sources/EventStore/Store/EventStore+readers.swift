@@ -1,0 +1,83 @@
+public import ActivityLifecycle
+import Postgres
+
+extension EventStore {
+    /// The activity's projection, or `nil`.
+    public func activity(_ stream: StreamID) async throws -> StoredActivity? {
+        try await pool.withConnection { try StoreQueries.activity(stream, $0) }
+    }
+
+    /// The activity's whole stream, in version order.
+    public func events(of stream: StreamID) async throws -> [StoredEvent] {
+        try await pool.withConnection { try StoreQueries.events(of: stream, throughVersion: .max, $0) }
+    }
+
+    /// Events after `position`, in position order, at most `limit`, of one app or of all.
+    ///
+    /// Only the part of the log that is final is read: positions below the oldest transaction
+    /// still running. An event that commits later always gets a larger position than any
+    /// returned now, so a reader that pages forward from the last position it saw never misses
+    /// one — however writers' commits interleave.
+    public func events(after position: Int64, app: AppID? = nil, limit: Int) async throws -> [StoredEvent] {
+        try await pool.withConnection { connection in
+            if let app {
+                try StoreQueries.events(after: position, app: app, limit: limit, connection)
+            } else {
+                try StoreQueries.events(after: position, limit: limit, connection)
+            }
+        }
+    }
+
+    /// An app's activities, newest first, optionally in one state, a page at a time.
+    ///
+    /// - Parameter cursor: `nil` for the first page; then the `next` of the previous page.
+    public func activities(
+        of app: AppID,
+        in state: ActivityState? = nil,
+        limit: Int,
+        after cursor: ActivityCursor? = nil
+    ) async throws -> ActivityPage {
+        try await pool.withConnection { connection in
+            let rows = try StoreQueries.activities(of: app, in: state, limit: limit + 1, after: cursor, connection)
+            let page = Array(rows.prefix(limit))
+            let next = rows.count > limit ? page.last.map(ActivityCursor.init) : nil
+            return ActivityPage(activities: page, next: next)
+        }
+    }
+
+    /// Refused commands of an app, newest first.
+    public func rejections(of app: AppID, code: String? = nil, limit: Int) async throws -> [RecordedRejection] {
+        try await pool.withConnection { try StoreQueries.rejections(of: app, code: code, limit: limit, $0) }
+    }
+}
+
+/// Where a page of activities ends: the last one's request time and id.
+public struct ActivityCursor: Hashable, Sendable {
+    public let requestedAt: Timestamp
+    public let activityID: ActivityID
+
+    public init(requestedAt: Timestamp, activityID: ActivityID) {
+        self.requestedAt = requestedAt
+        self.activityID = activityID
+    }
+
+    init(_ stored: StoredActivity) {
+        self.init(requestedAt: stored.activity.requestedAt, activityID: stored.stream.activity)
+    }
+}
+
+public struct ActivityPage: Hashable, Sendable {
+    public let activities: [StoredActivity]
+    /// The cursor of the next page, or `nil` on the last one.
+    public let next: ActivityCursor?
+}
+
+/// A refused command, as recorded.
+public struct RecordedRejection: Hashable, Sendable {
+    public let app: AppID
+    public let activity: String?
+    public let command: String
+    public let code: String
+    public let details: [String: JSONValue]
+    public let occurredAt: Timestamp
+}

@@ -1,0 +1,15 @@
+public import ActivityLifecycle
+public import Postgres
+
+/// Liveline's storage: every command goes through one path — load the activity, `decide`,
+/// append the events with the projection and the cap counts in one statement — and every SQL
+/// statement of the product lives in this module.
+public struct EventStore: Sendable {
+    public let pool: ConnectionPool
+    public let lifecycle: Lifecycle
+
+    public init(pool: ConnectionPool, lifecycle: Lifecycle) {
+        self.pool = pool
+        self.lifecycle = lifecycle
+    }
+}

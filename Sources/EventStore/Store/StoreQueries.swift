@@ -1,0 +1,334 @@
+import ActivityLifecycle
+import Foundation
+import Postgres
+
+/// The SQL of the event store. Every statement is a literal here; values are parameters.
+enum StoreQueries {
+    /// What a command needs: the app's rules, the open counts (for requests), the activity.
+    struct Loaded {
+        let context: DecisionContext
+        let activity: StoredActivity?
+    }
+
+    static func load(
+        _ stream: StreamID,
+        deviceID: DeviceID?,
+        isRequest: Bool,
+        _ connection: Connection
+    ) throws -> Loaded {
+        let rows = try connection.query(
+            """
+            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, c.open,
+                   CASE WHEN \(isRequest) THEN (SELECT sum(open) FROM global_open_stripes)::bigint END,
+                   (SELECT global_max_open FROM service_limits),
+                   (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = \(deviceID?.rawValue)),
+                   (SELECT to_jsonb(p) FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = \(stream.activity.rawValue))
+            FROM apps a JOIN app_open_counts c USING (app_id)
+            WHERE a.app_id = \(stream.app.rawValue)
+            """
+        )
+        guard let row = rows.single else { throw EventStoreError.unknownApp(stream.app) }
+        let rules = AppRules(
+            maxOpen: try row.decode(0),
+            maxOpenPerDevice: try row.decode(1),
+            priorityBudgetPerHour: try row.decode(2),
+            frequentUpdates: try row.decode(3)
+        )
+        let open = OpenCounts(
+            app: try row.decode(4),
+            global: try row.decode(5, as: Int?.self) ?? 0,
+            device: try row.decode(7, as: Int?.self) ?? 0
+        )
+        return Loaded(
+            context: DecisionContext(app: rules, globalMaxOpen: try row.decode(6), open: open),
+            activity: try row.decode(8, as: JSONB?.self).map(projection)
+        )
+    }
+
+    static func projection(_ json: JSONB) throws -> StoredActivity {
+        do {
+            return try JSONDecoder().decode(ProjectionRow.self, from: Data(json.utf8)).stored
+        } catch {
+            throw EventStoreError.unreadableRow("activities: \(error)")
+        }
+    }
+
+    static func activity(_ stream: StreamID, _ connection: Connection) throws -> StoredActivity? {
+        try connection.query(
+            """
+            SELECT to_jsonb(p) FROM activities p
+            WHERE p.app_id = \(stream.app.rawValue) AND p.activity_id = \(stream.activity.rawValue)
+            """
+        ).single.map { try projection($0.decode(0)) }
+    }
+
+    /// Appends through `liveline_append`; returns the first position and the recorded time.
+    static func append(
+        _ stored: StoredActivity,
+        events: [ActivityEvent],
+        expectedVersion: Int,
+        openChange: Int,
+        rules: AppRules,
+        idempotency: IdempotencyKey?,
+        outcome: JSONB?,
+        _ connection: Connection
+    ) throws -> (Int64, Timestamp) {
+        let row = JSONB(utf8: Array(try JSONEncoder().encode(ProjectionRow(stored))))
+        let rows = try connection.query(
+            """
+            SELECT first_position, recorded_at FROM liveline_append(
+                \(stored.stream.app.rawValue), \(stored.stream.activity.rawValue), \(Int32(expectedVersion)), \(row),
+                \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
+                \(PostgresArray(events.map(\.cause.rawValue))),
+                \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
+                \(Int32(openChange)), \(Int32(rules.maxOpen)), \(rules.maxOpenPerDevice.map(Int32.init)),
+                \(idempotency?.key), \(idempotency?.requestDigest), \(outcome))
+            """
+        )
+        guard let result = rows.single else { throw EventStoreError.unreadableRow("liveline_append returned nothing") }
+        return (try result.decode(0), Timestamp(try result.decode(1, as: PostgresTimestamp.self)))
+    }
+
+    static func recordRejection(
+        _ rejection: Rejection,
+        of command: Command,
+        on stream: StreamID,
+        at now: Timestamp,
+        idempotency: IdempotencyKey?,
+        _ connection: Connection
+    ) throws {
+        let details = JSONB(utf8: JSONValue.object(rejection.details).canonicalJSON)
+        guard let idempotency else {
+            try connection.execute(
+                """
+                INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
+                VALUES (\(stream.app.rawValue), \(stream.activity.rawValue), \(command.name), \(rejection.code),
+                        \(details), \(PostgresTimestamp(now)))
+                """
+            )
+            return
+        }
+        try connection.execute(
+            """
+            WITH rejection AS (
+                INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
+                VALUES (\(stream.app.rawValue), \(stream.activity.rawValue), \(command.name), \(rejection.code),
+                        \(details), \(PostgresTimestamp(now)))
+            )
+            INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+            VALUES (\(stream.app.rawValue), \(idempotency.key), \(idempotency.requestDigest),
+                    \(stream.activity.rawValue), \(RecordedOutcome.rejected(rejection).json))
+            """
+        )
+    }
+
+    static func idempotencyRecord(
+        app: AppID,
+        key: String,
+        _ connection: Connection
+    ) throws -> (digest: [UInt8], activity: ActivityID, outcome: RecordedOutcome)? {
+        guard
+            let row = try connection.query(
+                """
+                SELECT request_sha256, activity_id, outcome FROM idempotency_keys
+                WHERE app_id = \(app.rawValue) AND idempotency_key = \(key)
+                """
+            ).single
+        else { return nil }
+        guard let activity = ActivityID(rawValue: try row.decode(1)),
+            let outcome = RecordedOutcome(json: try row.decode(2))
+        else { throw EventStoreError.unreadableRow("idempotency_keys \(key)") }
+        return (try row.decode(0), activity, outcome)
+    }
+
+    static func events(
+        of stream: StreamID,
+        throughVersion version: Int,
+        _ connection: Connection
+    ) throws -> [StoredEvent] {
+        try connection.query(
+            """
+            SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
+            FROM events
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue) AND version <= \(Int32(clamping: version))
+            ORDER BY version
+            """
+        ).map(storedEvent)
+    }
+
+    static func events(after position: Int64, app: AppID, limit: Int, _ connection: Connection) throws -> [StoredEvent]
+    {
+        try connection.query(
+            """
+            SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
+            FROM events
+            WHERE app_id = \(app.rawValue) AND position > \(position) AND position < liveline_stable_position()
+            ORDER BY position LIMIT \(limit)
+            """
+        ).map(storedEvent)
+    }
+
+    static func events(after position: Int64, limit: Int, _ connection: Connection) throws -> [StoredEvent] {
+        try connection.query(
+            """
+            SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
+            FROM events
+            WHERE position > \(position) AND position < liveline_stable_position()
+            ORDER BY position LIMIT \(limit)
+            """
+        ).map(storedEvent)
+    }
+
+    /// Decodes the columns selected by the event readers above, in their order.
+    private static func storedEvent(_ row: PostgresRow) throws -> StoredEvent {
+        guard let app = AppID(rawValue: try row.decode(1)), let activity = ActivityID(rawValue: try row.decode(2)),
+            let cause = Cause(rawValue: try row.decode(6))
+        else { throw EventStoreError.unreadableRow("events at position \(try row.decode(0, as: Int64.self))") }
+        return StoredEvent(
+            position: try row.decode(0),
+            stream: StreamID(app: app, activity: activity),
+            event: ActivityEvent(
+                version: try row.decode(3),
+                occurredAt: Timestamp(try row.decode(7, as: PostgresTimestamp.self)),
+                cause: cause,
+                payload: try EventData.decode(type: row.decode(4), data: row.decode(5))
+            ),
+            recordedAt: Timestamp(try row.decode(8, as: PostgresTimestamp.self))
+        )
+    }
+}
+
+extension PostgresTimestamp {
+    init(_ timestamp: Timestamp) {
+        self.init(microsecondsSince1970: timestamp.microsecondsSince1970)
+    }
+}
+
+extension Timestamp {
+    init(_ timestamp: PostgresTimestamp) {
+        self.init(microsecondsSince1970: timestamp.microsecondsSince1970)
+    }
+}
+
+extension StoreQueries {
+    static func activities(
+        of app: AppID,
+        in state: ActivityState?,
+        limit: Int,
+        after cursor: ActivityCursor?,
+        _ connection: Connection
+    ) throws -> [StoredActivity] {
+        // Newest first; the cursor is the (requested_at, activity_id) of the last row seen.
+        let after = cursor.map { PostgresTimestamp($0.requestedAt) }
+        let afterID = cursor?.activityID.rawValue
+        let rows: PostgresRows =
+            if let state {
+                try connection.query(
+                    """
+                    SELECT to_jsonb(p) FROM activities p
+                    WHERE p.app_id = \(app.rawValue) AND p.state = \(state.rawValue)::activity_state
+                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id::text) < (\(after), \(afterID)))
+                    ORDER BY p.requested_at DESC, p.activity_id DESC LIMIT \(limit)
+                    """
+                )
+            } else {
+                try connection.query(
+                    """
+                    SELECT to_jsonb(p) FROM activities p
+                    WHERE p.app_id = \(app.rawValue)
+                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id::text) < (\(after), \(afterID)))
+                    ORDER BY p.requested_at DESC, p.activity_id DESC LIMIT \(limit)
+                    """
+                )
+            }
+        return try rows.map { try projection($0.decode(0)) }
+    }
+
+    static func rejections(
+        of app: AppID,
+        code: String?,
+        limit: Int,
+        _ connection: Connection
+    ) throws -> [RecordedRejection] {
+        try connection.query(
+            """
+            SELECT activity_id, command, code, details, occurred_at FROM rejections
+            WHERE app_id = \(app.rawValue) AND (\(code)::text IS NULL OR code = \(code))
+            ORDER BY occurred_at DESC, id DESC LIMIT \(limit)
+            """
+        ).map { row in
+            RecordedRejection(
+                app: app,
+                activity: try row.decode(0),
+                command: try row.decode(1),
+                code: try row.decode(2),
+                details: try JSONDecoder().decode(
+                    [String: JSONValue].self,
+                    from: Data(row.decode(3, as: JSONB.self).utf8)
+                ),
+                occurredAt: Timestamp(try row.decode(4, as: PostgresTimestamp.self))
+            )
+        }
+    }
+
+    static func createApp(_ app: AppID, _ settings: AppSettings, _ connection: Connection) throws {
+        try connection.execute(
+            """
+            INSERT INTO apps (app_id, bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates)
+            VALUES (\(app.rawValue), \(settings.bundleID), \(Int32(clamping: settings.maxOpen)),
+                    \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }), \(Int32(clamping: settings.priorityBudgetPerHour)),
+                    \(settings.frequentUpdates))
+            """
+        )
+    }
+
+    static func updateApp(_ app: AppID, _ settings: AppSettings, _ connection: Connection) throws -> Bool {
+        try connection.execute(
+            """
+            UPDATE apps SET bundle_id = \(settings.bundleID), max_open = \(Int32(clamping: settings.maxOpen)),
+                max_open_per_device = \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }),
+                priority_budget_per_hour = \(Int32(clamping: settings.priorityBudgetPerHour)),
+                frequent_updates = \(settings.frequentUpdates)
+            WHERE app_id = \(app.rawValue)
+            """
+        ) == 1
+    }
+
+    static func appSettings(_ app: AppID, _ connection: Connection) throws -> AppSettings? {
+        try connection.query(
+            """
+            SELECT bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates
+            FROM apps WHERE app_id = \(app.rawValue)
+            """
+        ).single.map { row in
+            AppSettings(
+                bundleID: try row.decode(0),
+                maxOpen: try row.decode(1),
+                maxOpenPerDevice: try row.decode(2),
+                priorityBudgetPerHour: try row.decode(3),
+                frequentUpdates: try row.decode(4)
+            )
+        }
+    }
+
+    static func setGlobalMaxOpen(_ limit: Int, _ connection: Connection) throws {
+        let total = Int32(limit)
+        try connection.execute("UPDATE service_limits SET global_max_open = \(total)")
+        try connection.execute(
+            """
+            UPDATE global_open_stripes
+            SET capacity = \(total) / 16 + CASE WHEN stripe < \(total) % 16 THEN 1 ELSE 0 END
+            """
+        )
+    }
+
+    static func openCounts(of app: AppID, _ connection: Connection) throws -> (app: Int, global: Int) {
+        let row = try connection.query(
+            """
+            SELECT (SELECT open FROM app_open_counts WHERE app_id = \(app.rawValue)),
+                   (SELECT sum(open) FROM global_open_stripes)::bigint
+            """
+        ).single
+        return (try row?.decode(0, as: Int?.self) ?? 0, try row?.decode(1, as: Int?.self) ?? 0)
+    }
+}

@@ -1,0 +1,67 @@
+import ActivityLifecycle
+import EventStore
+import Postgres
+import TestSupport
+
+/// A migrated database with an event store on it, and helpers to drive it.
+struct StoreFixture {
+    let database: String
+    let app = AppID(rawValue: "com.example.delivery")!
+    var now = Timestamp(microsecondsSince1970: 1_800_000_000_000_000)
+
+    static func make(settings: AppSettings = AppSettings(bundleID: "com.example.delivery")) async throws -> StoreFixture
+    {
+        let fixture = StoreFixture(database: try await TestDatabase.makeMigrated())
+        try await fixture.withStore { try await $0.createApp(fixture.app, settings) }
+        return fixture
+    }
+
+    /// A store with a pool of its own (another "process"), shut down after `body`.
+    func withStore<T>(
+        policy: LifecyclePolicy = .standard,
+        connections: Int = 4,
+        _ body: (EventStore) async throws -> T
+    ) async throws -> T {
+        try await TestDatabase.withPool(database, maximumConnections: connections) { pool in
+            try await body(EventStore(pool: pool, lifecycle: Lifecycle(policy: policy)))
+        }
+    }
+
+    func stream(_ id: String) -> StreamID {
+        StreamID(app: app, activity: ActivityID(rawValue: id)!)
+    }
+}
+
+func requestCommand(device: String? = nil, staleDate: Timestamp? = nil, size: Int = 1) -> Command {
+    .request(
+        .init(
+            activityType: "delivery",
+            attributes: JSONObject(["order": .string("A-1")]),
+            content: ActivityContent(
+                contentState: JSONObject(["step": .number(1), "pad": .string(String(repeating: "x", count: size))]),
+                staleDate: staleDate
+            ),
+            deviceID: device.flatMap(DeviceID.init(rawValue:))
+        )
+    )
+}
+
+func updateCommand(_ step: Int, priority: Priority? = .low) -> Command {
+    .update(
+        .init(content: ActivityContent(contentState: JSONObject(["step": .number(Double(step))])), priority: priority)
+    )
+}
+
+extension CommandResult {
+    var accepted: StoredActivity? {
+        if case .accepted(let activity, _) = outcome { activity } else { nil }
+    }
+
+    var appended: [StoredEvent] {
+        if case .accepted(_, let events) = outcome { events } else { [] }
+    }
+
+    var rejection: Rejection? {
+        if case .rejected(let rejection) = outcome { rejection } else { nil }
+    }
+}
