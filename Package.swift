@@ -14,6 +14,9 @@ let package = Package(
         .executable(name: "liveline", targets: ["liveline"]),
         // For the benchmark package in Benchmarks/.
         .library(name: "ActivityLifecycle", targets: ["ActivityLifecycle"]),
+        .library(name: "EventStore", targets: ["EventStore"]),
+        .library(name: "EmbeddedPostgres", targets: ["EmbeddedPostgres"]),
+        .library(name: "Postgres", targets: ["Postgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

@@ -11,6 +11,18 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The event store's append path against pgbench running the same SQL:
+        // scripts/benchmark-append.sh.
+        .executableTarget(
+            name: "AppendBenchmark",
+            dependencies: [
+                .product(name: "ActivityLifecycle", package: "liveline"),
+                .product(name: "EmbeddedPostgres", package: "liveline"),
+                .product(name: "EventStore", package: "liveline"),
+                .product(name: "Postgres", package: "liveline"),
+            ],
+            path: "AppendBenchmark"
+        ),
         .executableTarget(
             name: "LifecycleBenchmarks",
             dependencies: [

@@ -39,15 +39,19 @@ struct Dev: AsyncParsableCommand {
             try await migrator.migrate(logger: logger)
 
             let base = "http://\(configuration.host):\(configuration.port)"
-            print(
-                """
+            // Written at once (not through print's buffer) so it precedes the server's log lines.
+            FileHandle.standardOutput.write(
+                Data(
+                    """
 
-                Liveline is starting at \(base)
-                  database:  \(databaseURL)
-                  try:       curl \(base)/readyz
-                Press Ctrl-C to stop.
+                    Liveline is starting at \(base)
+                      database:  \(databaseURL)
+                      try:       curl \(base)/readyz
+                    Press Ctrl-C to stop.
 
-                """
+
+                    """.utf8
+                )
             )
             let app = buildApplication(
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port)),

@@ -93,7 +93,10 @@ public final class ConnectionPool: Service, Sendable {
     /// Runs `body` with the pool, then shuts the pool down, whether `body` returned or threw.
     /// For programs that use a pool for one job and end (commands, tests).
     @discardableResult
-    public func using<T>(_ body: (ConnectionPool) async throws -> T) async throws -> T {
+    public func using<T>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (ConnectionPool) async throws -> T
+    ) async throws -> T {
         let value: T
         do {
             value = try await body(self)

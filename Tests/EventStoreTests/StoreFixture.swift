@@ -17,6 +17,7 @@ struct StoreFixture {
     }
 
     /// A store with a pool of its own (another "process"), shut down after `body`.
+    @discardableResult
     func withStore<T>(
         policy: LifecyclePolicy = .standard,
         connections: Int = 4,

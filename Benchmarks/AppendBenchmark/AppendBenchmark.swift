@@ -1,0 +1,188 @@
+import ActivityLifecycle
+import EmbeddedPostgres
+import EventStore
+import Foundation
+import Logging
+import Postgres
+
+/// Measures the event store's append path against pgbench running the same SQL, on a private
+/// PostgreSQL cluster with default durability (fsync and synchronous commit on):
+///
+/// 1. updates through `EventStore.execute` (load, decide, `liveline_append`), `clients` at once;
+/// 2. pgbench running the same two statements (the load query and `liveline_append`);
+/// 3. opening new activities through `EventStore.execute` with every cap enforced (app, device,
+///    global), compared with (1).
+@main
+struct AppendBenchmark {
+    static let app = AppID(rawValue: "bench")!
+    static let activities = 1_000
+
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        let clients = Int(value(of: "--clients", in: arguments) ?? "8") ?? 8
+        let seconds = Int(value(of: "--seconds", in: arguments) ?? "10") ?? 10
+        let migrations = URL(filePath: value(of: "--migrations", in: arguments) ?? "../migrations")
+        var logger = Logger(label: "bench")
+        logger.logLevel = .warning
+
+        let folder = URL(filePath: "/tmp/liveline-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        var configuration = EmbeddedPostgres.Configuration(
+            dataDirectory: folder.appending(path: "data"),
+            socketDirectory: folder.appending(path: "run")
+        )
+        configuration.settings = ["max_connections": "100", "shared_buffers": "256MB"]
+        let cluster = try EmbeddedPostgres.start(configuration, logger: logger)
+        defer {
+            try? cluster.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let admin = try ConnectionPool(configuration: .init(connectionString: cluster.url(database: "postgres")), logger: logger)
+        try await admin.using { try await $0.withConnection { try $0.execute("CREATE DATABASE bench") } }
+        let url = cluster.url(database: "bench")
+
+        let pool = try ConnectionPool(configuration: .init(connectionString: url, maximumConnections: clients), logger: logger)
+        let store = EventStore(pool: pool, lifecycle: Lifecycle())
+        try await Migrator(migrations: Migration.load(from: migrations), pool: pool).migrate(logger: logger)
+        try await store.createApp(app, AppSettings(bundleID: "bench", maxOpen: 10_000_000, maxOpenPerDevice: 1_000_000))
+        try await store.setGlobalMaxOpen(100_000_000)
+        let start = Timestamp(microsecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        for index in 1...activities {
+            try await store.execute(request(index), on: stream("a\(index)"), at: start)
+        }
+        try await store.execute(update(0), on: stream("a1"), at: start)
+
+        report("clients: \(clients), seconds per run: \(seconds), activities: \(activities)")
+        let updates = try await measure(clients: clients, seconds: seconds) { client, iteration in
+            // Each client updates activities of its own, as each pgbench client does below.
+            let index = client * (activities / clients) + Int.random(in: 1...(activities / clients))
+            return try await store.execute(update(iteration), on: stream("a\(index)"), at: now())
+        }
+        report(String(format: "store: updates (load + decide + liveline_append)   %8.0f commands/s  (%d conflicts)", updates.rate, updates.conflicts))
+
+        let script = try await pgbenchScript(pool, clients: clients)
+        let pgbench = try runPgbench(script: script, cluster: cluster, folder: folder, clients: clients, seconds: seconds)
+        report(String(format: "pgbench: the same two statements                   %8.0f transactions/s", pgbench))
+
+        let opens = try await measure(clients: clients, seconds: seconds) { client, iteration in
+            try await store.execute(request(iteration, device: "device-\(iteration % 500)"), on: stream("open-\(client)-\(iteration)"), at: now())
+        }
+        report(String(format: "store: opening with app, device and global caps    %8.0f commands/s", opens.rate))
+        await pool.shutdown()
+
+        report(String(format: "\nappend path / pgbench:       %5.1f %%  (target ≥ 80 %%)", 100 * updates.rate / pgbench))
+        report(String(format: "opening with caps / updates: %5.1f %%  (target ≥ 70 %%)", 100 * opens.rate / updates.rate))
+    }
+
+    static func stream(_ id: String) -> StreamID { StreamID(app: app, activity: ActivityID(rawValue: id)!) }
+
+    static func now() -> Timestamp { Timestamp(microsecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000)) }
+
+    static func request(_ index: Int, device: String? = nil) -> Command {
+        .request(
+            .init(
+                activityType: "delivery",
+                attributes: JSONObject(["order": .string("A-\(index)"), "store": .string("Lyon 3")]),
+                content: ActivityContent(contentState: content(index)),
+                deviceID: device.flatMap(DeviceID.init(rawValue:))
+            )
+        )
+    }
+
+    static func update(_ step: Int) -> Command {
+        .update(.init(content: ActivityContent(contentState: content(step)), priority: .low))
+    }
+
+    static func content(_ step: Int) -> JSONObject {
+        JSONObject([
+            "status": .string(["preparing", "on the way", "nearby", "delivered"][step % 4]),
+            "etaMinutes": .number(Double(step % 45)),
+            "courier": .object(["name": .string("Sam"), "rating": .number(4.9)]),
+        ])
+    }
+
+    /// Runs `operation` from `clients` tasks for `seconds`; the rate of accepted commands.
+    static func measure(
+        clients: Int,
+        seconds: Int,
+        _ operation: @escaping @Sendable (Int, Int) async throws -> CommandResult
+    ) async throws -> (rate: Double, conflicts: Int) {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        let began = ContinuousClock.now
+        let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var accepted = 0
+                    var conflicts = 0
+                    var iteration = 0
+                    while ContinuousClock.now < deadline {
+                        iteration += 1
+                        do {
+                            let result = try await operation(client, iteration)
+                            if case .accepted = result.outcome { accepted += 1 }
+                        } catch EventStoreError.versionConflict {
+                            conflicts += 1
+                        }
+                    }
+                    return (accepted, conflicts)
+                }
+            }
+            return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+        }
+        let elapsed = ContinuousClock.now - began
+        return (Double(counts.0) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18), counts.1)
+    }
+
+    /// The store's two statements for an update, with the values of a real one.
+    static func pgbenchScript(_ pool: ConnectionPool, clients: Int) async throws -> String {
+        let (row, data) = try await pool.withConnection { connection in
+            let row: String = try connection.query("SELECT to_jsonb(p)::text FROM activities p WHERE activity_id = 'a1'").single!.decode(0)
+            let data: String = try connection.query("SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1").single!.decode(0)
+            return (row, data)
+        }
+        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        return """
+            \\set n :client_id * \(activities / clients) + random(1, \(activities / clients))
+            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, c.open, CASE WHEN false THEN (SELECT sum(open) FROM global_open_stripes)::bigint END, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = NULL), (SELECT to_jsonb(p) FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = 'a' || :n), (SELECT version FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = 'a' || :n) AS v FROM apps a JOIN app_open_counts c USING (app_id) WHERE a.app_id = 'bench' \\gset
+            SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(\(quoted(row))::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[\(quoted(data))::jsonb], ARRAY['app'], ARRAY[now()], 0, 10000000, 1000000, NULL, NULL, NULL);
+
+            """
+    }
+
+    /// Runs pgbench with `script`; its rate of transactions (each the two statements).
+    static func runPgbench(script: String, cluster: EmbeddedPostgres, folder: URL, clients: Int, seconds: Int) throws -> Double {
+        let file = folder.appending(path: "append.sql")
+        try script.write(to: file, atomically: true, encoding: .utf8)
+        let (status, text) = try ChildProcess.run([
+            "pgbench", "-h", cluster.configuration.socketDirectory.path, "-U", cluster.configuration.superuser, "-n",
+            "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)", "-M", "prepared", "-f", file.path, "bench",
+        ])
+        guard status == 0, !text.contains("aborted"),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
+            let rate = Double(line.dropFirst(6).prefix { $0 == "." || $0.isNumber })
+        else {
+            throw BenchmarkError("pgbench failed:\n\(text)")
+        }
+        let failures = text.split(separator: "\n").first { $0.contains("number of failed transactions") }
+        report("pgbench: \(failures.map(String.init) ?? "no failures reported")")
+        return rate
+    }
+
+    static func value(of option: String, in arguments: [String]) -> String? {
+        arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+    }
+}
+
+/// Writes a line at once (print's buffer would hold it back when the output is a file).
+func report(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The event store's append path against pgbench running the same SQL, and opening activities
+# with every cap enforced against plain appends. Starts its own PostgreSQL cluster (default
+# durability) and removes it afterwards. Release build. Figures go to BENCHMARKS.md.
+#   scripts/benchmark-append.sh [--clients 8] [--seconds 10]
+set -euo pipefail
+cd "$(dirname "$0")/../Benchmarks"
+
+swift build -c release --product AppendBenchmark
+exec "$(swift build -c release --show-bin-path)/AppendBenchmark" --migrations ../migrations "$@"
