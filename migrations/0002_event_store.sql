@@ -17,9 +17,23 @@ ALTER TABLE activities
     ADD COLUMN style text CHECK (style IN ('standard', 'transient')),
     ADD COLUMN end_reason text CHECK (end_reason IN ('app', 'lifetime_exceeded')),
     ADD COLUMN priority_updates timestamptz[] NOT NULL DEFAULT '{}',
-    ADD COLUMN global_stripe smallint REFERENCES global_open_stripes (stripe),
-    ADD CONSTRAINT activities_open_holds_a_stripe
-        CHECK ((state IN ('pending', 'active', 'stale')) = (global_stripe IS NOT NULL));
+    ADD COLUMN app_stripe smallint CHECK (app_stripe BETWEEN 0 AND 7),
+    ADD COLUMN global_stripe smallint CHECK (global_stripe BETWEEN 0 AND 15),
+    ADD CONSTRAINT activities_open_holds_stripes
+        CHECK ((state IN ('pending', 'active', 'stale')) = (app_stripe IS NOT NULL AND global_stripe IS NOT NULL));
+
+-- An app's open count, split like the global one into stripes that each hold a share of the
+-- app's cap, so that openings of one app do not queue behind one row either.
+DROP TABLE app_open_counts;
+CREATE TABLE app_open_stripes (
+    app_id liveline_id NOT NULL REFERENCES apps,
+    stripe smallint NOT NULL CHECK (stripe BETWEEN 0 AND 7),
+    capacity integer NOT NULL CHECK (capacity >= 0),
+    open integer NOT NULL DEFAULT 0 CHECK (open >= 0),
+    PRIMARY KEY (app_id, stripe)
+);
+CREATE VIEW app_open_counts AS
+    SELECT app_id, sum(open)::integer AS open FROM app_open_stripes GROUP BY app_id;
 
 -- Idempotency records keep the outcome (the version reached, or the rejection), not a rendered
 -- response: a retry is answered from the log itself.
@@ -30,15 +44,19 @@ ALTER TABLE idempotency_keys DROP COLUMN response_status, DROP COLUMN response_b
 -- An app's activities, newest first, whatever their state.
 CREATE INDEX activities_app_newest ON activities (app_id, requested_at DESC, activity_id);
 
--- Every app has its open count row from the start.
-CREATE FUNCTION liveline_app_created() RETURNS trigger LANGUAGE plpgsql AS $$
+-- An app's cap is spread over its 8 stripes when the app is created and whenever the cap
+-- changes (which waits for openings in flight: it locks every stripe of the app).
+CREATE FUNCTION liveline_spread_app_cap() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO app_open_counts (app_id) VALUES (NEW.app_id);
+    INSERT INTO app_open_stripes (app_id, stripe, capacity)
+        SELECT NEW.app_id, s, NEW.max_open / 8 + CASE WHEN s < NEW.max_open % 8 THEN 1 ELSE 0 END
+        FROM generate_series(0, 7) AS s
+    ON CONFLICT (app_id, stripe) DO UPDATE SET capacity = excluded.capacity;
     RETURN NEW;
 END
 $$;
-CREATE TRIGGER apps_open_count AFTER INSERT ON apps
-    FOR EACH ROW EXECUTE FUNCTION liveline_app_created();
+CREATE TRIGGER apps_spread_cap AFTER INSERT OR UPDATE OF max_open ON apps
+    FOR EACH ROW EXECUTE FUNCTION liveline_spread_app_cap();
 
 -- Raised by liveline_append; the store maps them to rejections and conflicts.
 --   LL409 version conflict    DETAIL {"actual": <version or null>}
@@ -70,6 +88,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_device text := p_row ->> 'device_id';
     v_stripe smallint;
+    v_app_stripe smallint;
     v_count bigint;
     v_limit bigint;
     v_version integer;
@@ -78,13 +97,22 @@ DECLARE
 BEGIN
     IF p_expected_version = 0 THEN
         -- A new activity: it opens, so it must fit every cap. Locks are taken in one order
-        -- (app, device, global stripe, activity) by every path, so they cannot deadlock.
-        UPDATE app_open_counts SET open = open + 1 WHERE app_id = p_app_id AND open < p_max_open;
+        -- (app stripe, device, global stripe, activity) by every path, so they cannot deadlock.
+        -- Any of the app's stripes with room that no one else holds; if all those are held,
+        -- wait for one and take it if it still has room once its holder commits.
+        SELECT stripe INTO v_app_stripe FROM app_open_stripes
+            WHERE app_id = p_app_id AND open < capacity ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED;
         IF NOT FOUND THEN
-            SELECT open INTO v_count FROM app_open_counts WHERE app_id = p_app_id;
-            RAISE EXCEPTION 'app cap reached' USING ERRCODE = 'LL001',
-                DETAIL = json_build_object('limit', p_max_open, 'count', v_count)::text;
+            SELECT stripe INTO v_app_stripe FROM app_open_stripes
+                WHERE app_id = p_app_id AND open < capacity ORDER BY stripe LIMIT 1 FOR UPDATE;
         END IF;
+        IF NOT FOUND THEN
+            SELECT sum(open) INTO v_count FROM app_open_stripes WHERE app_id = p_app_id;
+            SELECT max_open INTO v_limit FROM apps WHERE app_id = p_app_id;
+            RAISE EXCEPTION 'app cap reached' USING ERRCODE = 'LL001',
+                DETAIL = json_build_object('limit', v_limit, 'count', v_count)::text;
+        END IF;
+        UPDATE app_open_stripes SET open = open + 1 WHERE app_id = p_app_id AND stripe = v_app_stripe;
         IF v_device IS NOT NULL THEN
             INSERT INTO device_open_counts AS d (app_id, device_id, open) VALUES (p_app_id, v_device, 1)
             ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open + 1
@@ -111,7 +139,8 @@ BEGIN
         END IF;
         UPDATE global_open_stripes SET open = open + 1 WHERE stripe = v_stripe;
         INSERT INTO activities
-            SELECT * FROM jsonb_populate_record(NULL::activities, p_row || jsonb_build_object('global_stripe', v_stripe))
+            SELECT * FROM jsonb_populate_record(
+                NULL::activities, p_row || jsonb_build_object('app_stripe', v_app_stripe, 'global_stripe', v_stripe))
             ON CONFLICT (app_id, activity_id) DO NOTHING;
         IF NOT FOUND THEN
             SELECT version INTO v_version FROM activities WHERE app_id = p_app_id AND activity_id = p_activity_id;
@@ -119,7 +148,7 @@ BEGIN
                 DETAIL = json_build_object('actual', v_version)::text;
         END IF;
     ELSE
-        SELECT global_stripe INTO v_stripe FROM activities
+        SELECT app_stripe, global_stripe INTO v_app_stripe, v_stripe FROM activities
             WHERE app_id = p_app_id AND activity_id = p_activity_id AND version = p_expected_version
             FOR UPDATE;
         IF NOT FOUND THEN
@@ -128,22 +157,23 @@ BEGIN
                 DETAIL = json_build_object('actual', v_version)::text;
         END IF;
         IF p_open_change = -1 THEN
-            UPDATE app_open_counts SET open = open - 1 WHERE app_id = p_app_id;
+            UPDATE app_open_stripes SET open = open - 1 WHERE app_id = p_app_id AND stripe = v_app_stripe;
             IF v_device IS NOT NULL THEN
                 UPDATE device_open_counts SET open = open - 1 WHERE app_id = p_app_id AND device_id = v_device;
             END IF;
             UPDATE global_open_stripes SET open = open - 1 WHERE stripe = v_stripe;
+            v_app_stripe := NULL;
             v_stripe := NULL;
         END IF;
         UPDATE activities AS a SET
             (state, version, activity_type, attributes, content_state, stale_date, relevance_score,
              push_type, push_token, device_id, start_date, last_timestamp, requested_at, activated_at,
              ended_at, dismissed_at, dismissal_date, next_deadline_at, next_deadline_kind, last_event_at,
-             style, end_reason, priority_updates, global_stripe)
+             style, end_reason, priority_updates, app_stripe, global_stripe)
             = (r.state, r.version, r.activity_type, r.attributes, r.content_state, r.stale_date, r.relevance_score,
                r.push_type, r.push_token, r.device_id, r.start_date, r.last_timestamp, r.requested_at, r.activated_at,
                r.ended_at, r.dismissed_at, r.dismissal_date, r.next_deadline_at, r.next_deadline_kind, r.last_event_at,
-               r.style, r.end_reason, r.priority_updates, v_stripe)
+               r.style, r.end_reason, r.priority_updates, v_app_stripe, v_stripe)
             FROM jsonb_populate_record(NULL::activities, p_row) AS r
             WHERE a.app_id = p_app_id AND a.activity_id = p_activity_id;
     END IF;
@@ -181,7 +211,7 @@ CREATE VIEW events_per_minute AS
     FROM events GROUP BY 1, 2, 3;
 
 CREATE VIEW cap_utilisation AS
-    SELECT 'app' AS scope, a.app_id, c.open, a.max_open AS cap,
+    SELECT 'app' AS scope, a.app_id, c.open::bigint, a.max_open AS cap,
            round(100.0 * c.open / nullif(a.max_open, 0), 1) AS percent
     FROM apps a JOIN app_open_counts c USING (app_id)
     UNION ALL
@@ -236,5 +266,7 @@ CREATE VIEW time_in_state AS
 GRANT SELECT ON open_activities, events_per_minute, cap_utilisation, rejections_per_minute,
     alerts_per_minute, state_intervals, time_in_state TO liveline_dashboard;
 GRANT SELECT, INSERT ON idempotency_keys TO liveline_service;
+GRANT SELECT, INSERT, UPDATE ON app_open_stripes TO liveline_service;
+GRANT SELECT ON app_open_stripes, app_open_counts TO liveline_dashboard, liveline_service;
 GRANT EXECUTE ON FUNCTION liveline_append, liveline_stable_position TO liveline_service;
 GRANT EXECUTE ON FUNCTION liveline_stable_position TO liveline_dashboard;

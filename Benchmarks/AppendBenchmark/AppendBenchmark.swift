@@ -38,11 +38,17 @@ struct AppendBenchmark {
             try? cluster.stop()
             try? FileManager.default.removeItem(at: folder)
         }
-        let admin = try ConnectionPool(configuration: .init(connectionString: cluster.url(database: "postgres")), logger: logger)
+        let admin = try ConnectionPool(
+            configuration: .init(connectionString: cluster.url(database: "postgres")),
+            logger: logger
+        )
         try await admin.using { try await $0.withConnection { try $0.execute("CREATE DATABASE bench") } }
         let url = cluster.url(database: "bench")
 
-        let pool = try ConnectionPool(configuration: .init(connectionString: url, maximumConnections: clients), logger: logger)
+        let pool = try ConnectionPool(
+            configuration: .init(connectionString: url, maximumConnections: clients),
+            logger: logger
+        )
         let store = EventStore(pool: pool, lifecycle: Lifecycle())
         try await Migrator(migrations: Migration.load(from: migrations), pool: pool).migrate(logger: logger)
         try await store.createApp(app, AppSettings(bundleID: "bench", maxOpen: 10_000_000, maxOpenPerDevice: 1_000_000))
@@ -59,20 +65,40 @@ struct AppendBenchmark {
             let index = client * (activities / clients) + Int.random(in: 1...(activities / clients))
             return try await store.execute(update(iteration), on: stream("a\(index)"), at: now())
         }
-        report(String(format: "store: updates (load + decide + liveline_append)   %8.0f commands/s  (%d conflicts)", updates.rate, updates.conflicts))
+        report(
+            String(
+                format: "store: updates (load + decide + liveline_append)   %8.0f commands/s  (%d conflicts)",
+                updates.rate,
+                updates.conflicts
+            )
+        )
 
         let script = try await pgbenchScript(pool, clients: clients)
-        let pgbench = try runPgbench(script: script, cluster: cluster, folder: folder, clients: clients, seconds: seconds)
+        let pgbench = try runPgbench(
+            script: script,
+            cluster: cluster,
+            folder: folder,
+            clients: clients,
+            seconds: seconds
+        )
         report(String(format: "pgbench: the same two statements                   %8.0f transactions/s", pgbench))
 
         let opens = try await measure(clients: clients, seconds: seconds) { client, iteration in
-            try await store.execute(request(iteration, device: "device-\(iteration % 500)"), on: stream("open-\(client)-\(iteration)"), at: now())
+            try await store.execute(
+                request(iteration, device: "device-\(iteration % 500)"),
+                on: stream("open-\(client)-\(iteration)"),
+                at: now()
+            )
         }
         report(String(format: "store: opening with app, device and global caps    %8.0f commands/s", opens.rate))
         await pool.shutdown()
 
-        report(String(format: "\nappend path / pgbench:       %5.1f %%  (target ≥ 80 %%)", 100 * updates.rate / pgbench))
-        report(String(format: "opening with caps / updates: %5.1f %%  (target ≥ 70 %%)", 100 * opens.rate / updates.rate))
+        report(
+            String(format: "\nappend path / pgbench:       %5.1f %%  (target ≥ 80 %%)", 100 * updates.rate / pgbench)
+        )
+        report(
+            String(format: "opening with caps / updates: %5.1f %%  (target ≥ 70 %%)", 100 * opens.rate / updates.rate)
+        )
     }
 
     static func stream(_ id: String) -> StreamID { StreamID(app: app, activity: ActivityID(rawValue: id)!) }
@@ -128,17 +154,27 @@ struct AppendBenchmark {
                     return (accepted, conflicts)
                 }
             }
-            return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+            return try await group.reduce(into: (0, 0)) {
+                $0.0 += $1.0
+                $0.1 += $1.1
+            }
         }
         let elapsed = ContinuousClock.now - began
-        return (Double(counts.0) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18), counts.1)
+        return (
+            Double(counts.0) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18),
+            counts.1
+        )
     }
 
     /// The store's two statements for an update, with the values of a real one.
     static func pgbenchScript(_ pool: ConnectionPool, clients: Int) async throws -> String {
         let (row, data) = try await pool.withConnection { connection in
-            let row: String = try connection.query("SELECT to_jsonb(p)::text FROM activities p WHERE activity_id = 'a1'").single!.decode(0)
-            let data: String = try connection.query("SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1").single!.decode(0)
+            let row: String = try connection.query(
+                "SELECT to_jsonb(p)::text FROM activities p WHERE activity_id = 'a1'"
+            ).single!.decode(0)
+            let data: String = try connection.query(
+                "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1"
+            ).single!.decode(0)
             return (row, data)
         }
         func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
@@ -151,12 +187,19 @@ struct AppendBenchmark {
     }
 
     /// Runs pgbench with `script`; its rate of transactions (each the two statements).
-    static func runPgbench(script: String, cluster: EmbeddedPostgres, folder: URL, clients: Int, seconds: Int) throws -> Double {
+    static func runPgbench(
+        script: String,
+        cluster: EmbeddedPostgres,
+        folder: URL,
+        clients: Int,
+        seconds: Int
+    ) throws -> Double {
         let file = folder.appending(path: "append.sql")
         try script.write(to: file, atomically: true, encoding: .utf8)
         let (status, text) = try ChildProcess.run([
             "pgbench", "-h", cluster.configuration.socketDirectory.path, "-U", cluster.configuration.superuser, "-n",
-            "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)", "-M", "prepared", "-f", file.path, "bench",
+            "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)", "-M", "prepared", "-f", file.path,
+            "bench",
         ])
         guard status == 0, !text.contains("aborted"),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),

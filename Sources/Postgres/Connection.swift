@@ -9,6 +9,8 @@ import Foundation
 /// guarantees that by lending it to one caller at a time, which is why it may cross threads.
 public final class Connection: @unchecked Sendable {
     private let handle: OpaquePointer
+    /// Statements prepared on this session, by text and parameter types.
+    private var prepared: [PreparedKey: String] = [:]
 
     private init(handle: OpaquePointer) {
         self.handle = handle
@@ -47,11 +49,29 @@ public final class Connection: @unchecked Sendable {
 
     /// Runs one statement with its parameters and returns its rows (binary format).
     @discardableResult
+    ///
+    /// Each distinct statement is prepared once per connection and executed by name afterwards,
+    /// so the server parses and plans it once. (Statements are string literals in the code, so
+    /// there are only ever as many as the code has.)
     public func query(_ query: PostgresQuery) throws -> PostgresRows {
-        let result = Self.withParameters(query) { types, values, lengths, formats in
-            PQexecParams(handle, query.sql, Int32(query.bindings.count), types, values, lengths, formats, 1)
+        let name = try preparedName(for: query)
+        let result = Self.withParameters(query) { _, values, lengths, formats in
+            PQexecPrepared(handle, name, Int32(query.bindings.count), values, lengths, formats, 1)
         }
         return try check(result, query: query.sql)
+    }
+
+    /// The name of the prepared statement for `query`'s text and parameter types, preparing it
+    /// on first use.
+    private func preparedName(for query: PostgresQuery) throws -> String {
+        let key = PreparedKey(sql: query.sql, types: query.bindings.map(\.type))
+        if let name = prepared[key] { return name }
+        let name = "liveline_\(prepared.count + 1)"
+        let types = key.types.map { Oid($0.rawValue) }
+        let result = PQprepare(handle, name, query.sql, Int32(types.count), types.isEmpty ? nil : types)
+        PQclear(try check(result, query: query.sql).release())
+        prepared[key] = name
+        return name
     }
 
     /// Runs one statement and returns the number of rows it affected.
@@ -115,6 +135,7 @@ public final class Connection: @unchecked Sendable {
     /// Closes the broken session and opens a new one with the same parameters. Blocks.
     func reset() throws {
         PQreset(handle)
+        prepared.removeAll()  // a new session has none
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(code: .connectionFailure, message: lastErrorMessage)
         }
@@ -195,6 +216,12 @@ public final class Connection: @unchecked Sendable {
             return body(types, values, lengths, formats)
         }
     }
+}
+
+/// What identifies a prepared statement: its text and its parameters' types.
+private struct PreparedKey: Hashable {
+    let sql: String
+    let types: [PostgresType]
 }
 
 /// Runs `body` with a NULL-terminated C array of C strings.

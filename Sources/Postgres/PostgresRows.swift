@@ -17,8 +17,16 @@ public final class PostgresRows: RandomAccessCollection {
         self.columnNames = (0..<PQnfields(result)).map { String(cString: PQfname(result, $0)) }
     }
 
+    private var ownsResult = true
+
     deinit {
-        PQclear(result)
+        if ownsResult { PQclear(result) }
+    }
+
+    /// Hands the libpq result to the caller, who must clear it.
+    func release() -> OpaquePointer {
+        ownsResult = false
+        return result
     }
 
     public var startIndex: Int { 0 }

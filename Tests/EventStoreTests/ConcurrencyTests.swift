@@ -103,14 +103,17 @@ struct ConcurrencyTests {
         try await fixture.withStore { try await $0.execute(requestCommand(), on: fixture.stream("x"), at: fixture.now) }
         try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { pool in
             // An open transaction that has written something holds the stable position back.
+            let (written, holderHasWritten) = AsyncStream<Void>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await pool.withTransaction { connection in
                         try connection.execute("INSERT INTO apps (app_id, bundle_id) VALUES ('holder', 'h')")
-                        try connection.execute("SELECT pg_sleep(0.5)")
+                        holderHasWritten.yield()
+                        // Long enough for the update below to commit and be read, even under load.
+                        try connection.execute("SELECT pg_sleep(2)")
                     }
                 }
-                try await Task.sleep(for: .milliseconds(150))
+                for await _ in written { break }
                 try await fixture.withStore { store in
                     try await store.execute(updateCommand(2), on: fixture.stream("x"), at: fixture.now)
                     let visible = try await store.events(after: 0, limit: 10)

@@ -28,7 +28,8 @@ struct ProjectionRow: Codable {
     var style: ActivityStyle?
     var end_reason: EndReason?
     var priority_updates: [Timestamp]
-    /// Filled in by the database (the stripe of the global count the activity holds).
+    /// Filled in by the database: the stripes of the app's and the global count the activity holds.
+    var app_stripe: Int?
     var global_stripe: Int?
 
     init(_ stored: StoredActivity) {
@@ -58,6 +59,7 @@ struct ProjectionRow: Codable {
         style = activity.style
         end_reason = activity.endReason
         priority_updates = activity.recentHighPriorityUpdates
+        app_stripe = nil
         global_stripe = nil
     }
 

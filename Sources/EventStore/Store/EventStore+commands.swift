@@ -28,15 +28,17 @@ extension EventStore {
                 return replay
             }
             do {
-                return try Self.decideAndAppend(
-                    command,
-                    on: stream,
-                    at: now,
-                    expectedVersion: expectedVersion,
-                    idempotency: idempotency,
-                    lifecycle,
-                    connection
-                )
+                return try Self.retryingDeadlocks {
+                    try Self.decideAndAppend(
+                        command,
+                        on: stream,
+                        at: now,
+                        expectedVersion: expectedVersion,
+                        idempotency: idempotency,
+                        lifecycle,
+                        connection
+                    )
+                }
             } catch let error as PostgresError
                 where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey"
             {
@@ -48,6 +50,20 @@ extension EventStore {
                 return replay
             }
         }
+    }
+
+    /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a
+    /// serialization conflict by rolling it back: nothing of it was written or acknowledged, so
+    /// deciding it again on the current state is safe.
+    private static func retryingDeadlocks<T>(_ attempt: () throws -> T) throws -> T {
+        for _ in 1..<3 {
+            do {
+                return try attempt()
+            } catch let error as PostgresError where error.isSerializationFailure {
+                continue
+            }
+        }
+        return try attempt()
     }
 
     private static func decideAndAppend(

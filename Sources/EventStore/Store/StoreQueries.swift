@@ -18,12 +18,13 @@ enum StoreQueries {
     ) throws -> Loaded {
         let rows = try connection.query(
             """
-            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, c.open,
+            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates,
+                   CASE WHEN \(isRequest) THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint END,
                    CASE WHEN \(isRequest) THEN (SELECT sum(open) FROM global_open_stripes)::bigint END,
                    (SELECT global_max_open FROM service_limits),
                    (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = \(deviceID?.rawValue)),
                    (SELECT to_jsonb(p) FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = \(stream.activity.rawValue))
-            FROM apps a JOIN app_open_counts c USING (app_id)
+            FROM apps a
             WHERE a.app_id = \(stream.app.rawValue)
             """
         )
@@ -35,7 +36,7 @@ enum StoreQueries {
             frequentUpdates: try row.decode(3)
         )
         let open = OpenCounts(
-            app: try row.decode(4),
+            app: try row.decode(4, as: Int?.self) ?? 0,
             global: try row.decode(5, as: Int?.self) ?? 0,
             device: try row.decode(7, as: Int?.self) ?? 0
         )
@@ -325,7 +326,7 @@ extension StoreQueries {
     static func openCounts(of app: AppID, _ connection: Connection) throws -> (app: Int, global: Int) {
         let row = try connection.query(
             """
-            SELECT (SELECT open FROM app_open_counts WHERE app_id = \(app.rawValue)),
+            SELECT (SELECT sum(open) FROM app_open_stripes WHERE app_id = \(app.rawValue))::bigint,
                    (SELECT sum(open) FROM global_open_stripes)::bigint
             """
         ).single
