@@ -11,7 +11,19 @@ ALTER TABLE events ADD CONSTRAINT events_position_in_transaction
     CHECK (position >> 16 = transaction_id::text::bigint);
 DROP INDEX events_transaction;
 
--- The projection holds everything the state machine needs, so a command loads one row.
+-- The projection holds everything the state machine needs, so a command loads one row. Its
+-- state and deadline kind become checked text, like its other enumerations, so that the store
+-- reads them as text and indexes on them still serve its filters.
+DROP INDEX activities_open_by_device;
+ALTER TABLE activities
+    ALTER COLUMN state TYPE text USING state::text,
+    ADD CONSTRAINT activities_state CHECK (state IN ('pending', 'active', 'stale', 'ended', 'dismissed')),
+    ALTER COLUMN next_deadline_kind TYPE text USING next_deadline_kind::text,
+    ADD CONSTRAINT activities_next_deadline_kind CHECK (next_deadline_kind IN ('start', 'stale', 'lifetime', 'dismissal'));
+DROP TYPE activity_state;
+DROP TYPE deadline_kind;
+CREATE INDEX activities_open_by_device ON activities (app_id, device_id)
+    WHERE device_id IS NOT NULL AND state IN ('pending', 'active', 'stale');
 ALTER TABLE activities RENAME COLUMN updated_at TO last_event_at;
 ALTER TABLE activities
     ADD COLUMN style text CHECK (style IN ('standard', 'transient')),
@@ -194,6 +206,15 @@ BEGIN
 END
 $$;
 
+-- The projection as the store reads it: every column the state machine needs, in a fixed order,
+-- with enumerations as text.
+CREATE VIEW liveline_activity_rows AS
+    SELECT app_id::text, activity_id::text, state, version, activity_type, attributes, content_state,
+           stale_date, relevance_score, push_type, push_token, device_id::text, start_date, last_timestamp,
+           requested_at, activated_at, ended_at, dismissed_at, dismissal_date, next_deadline_at,
+           next_deadline_kind, last_event_at, style, end_reason, priority_updates
+    FROM activities;
+
 -- The positions below which the log is final: every transaction that could still add an event
 -- below it has finished. Readers page up to (not including) this bound.
 CREATE FUNCTION liveline_stable_position() RETURNS bigint LANGUAGE sql STABLE AS $$
@@ -266,6 +287,7 @@ CREATE VIEW time_in_state AS
 GRANT SELECT ON open_activities, events_per_minute, cap_utilisation, rejections_per_minute,
     alerts_per_minute, state_intervals, time_in_state TO liveline_dashboard;
 GRANT SELECT, INSERT ON idempotency_keys TO liveline_service;
+GRANT SELECT ON liveline_activity_rows TO liveline_service;
 GRANT SELECT, INSERT, UPDATE ON app_open_stripes TO liveline_service;
 GRANT SELECT ON app_open_stripes, app_open_counts TO liveline_dashboard, liveline_service;
 GRANT EXECUTE ON FUNCTION liveline_append, liveline_stable_position TO liveline_service;

@@ -180,7 +180,7 @@ struct AppendBenchmark {
         func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
         return """
             \\set n :client_id * \(activities / clients) + random(1, \(activities / clients))
-            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, c.open, CASE WHEN false THEN (SELECT sum(open) FROM global_open_stripes)::bigint END, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = NULL), (SELECT to_jsonb(p) FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = 'a' || :n), (SELECT version FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = 'a' || :n) AS v FROM apps a JOIN app_open_counts c USING (app_id) WHERE a.app_id = 'bench' \\gset
+            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, CASE WHEN false THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint END, CASE WHEN false THEN (SELECT sum(open) FROM global_open_stripes)::bigint END, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = NULL), r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \\gset
             SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(\(quoted(row))::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[\(quoted(data))::jsonb], ARRAY['app'], ARRAY[now()], 0, 10000000, 1000000, NULL, NULL, NULL);
 
             """

@@ -1,97 +1,108 @@
 import ActivityLifecycle
+import Postgres
 
-/// One row of `activities`, as the JSON that `to_jsonb` reads and `jsonb_populate_record`
-/// writes: the one place that maps an `Activity` to its columns.
-struct ProjectionRow: Codable {
-    var app_id: AppID
-    var activity_id: ActivityID
-    var state: ActivityState
-    var version: Int
-    var activity_type: String
-    var attributes: JSONObject
-    var content_state: JSONObject
-    var stale_date: Timestamp?
-    var relevance_score: RelevanceScore?
-    var push_type: PushType?
-    var push_token: String?
-    var device_id: DeviceID?
-    var start_date: Timestamp?
-    var last_timestamp: Timestamp?
-    var requested_at: Timestamp
-    var activated_at: Timestamp?
-    var ended_at: Timestamp?
-    var dismissed_at: Timestamp?
-    var dismissal_date: Timestamp?
-    var next_deadline_at: Timestamp?
-    var next_deadline_kind: Deadline.Kind?
-    var last_event_at: Timestamp
-    var style: ActivityStyle?
-    var end_reason: EndReason?
-    var priority_updates: [Timestamp]
-    /// Filled in by the database: the stripes of the app's and the global count the activity holds.
-    var app_stripe: Int?
-    var global_stripe: Int?
+/// The one place that maps an `Activity` to the columns of `activities`: read from the
+/// `liveline_activity_rows` view (typed, binary), written as the JSON object that
+/// `liveline_append` hands to `jsonb_populate_record`.
+enum ProjectionRow {
+    /// The number of columns of `liveline_activity_rows`, read by `stored(from:at:)`.
+    static let columnCount = 25
 
-    init(_ stored: StoredActivity) {
-        let activity = stored.activity
-        app_id = stored.stream.app
-        activity_id = stored.stream.activity
-        state = activity.state
-        version = activity.version
-        activity_type = activity.activityType
-        attributes = activity.attributes
-        content_state = activity.content.contentState
-        stale_date = activity.content.staleDate
-        relevance_score = activity.content.relevanceScore
-        push_type = activity.pushType
-        push_token = activity.pushToken
-        device_id = activity.deviceID
-        start_date = activity.startDate
-        last_timestamp = activity.lastTimestamp
-        requested_at = activity.requestedAt
-        activated_at = activity.activatedAt
-        ended_at = activity.endedAt
-        dismissed_at = activity.dismissedAt
-        dismissal_date = activity.dismissalDate
-        next_deadline_at = stored.nextDeadline?.due
-        next_deadline_kind = stored.nextDeadline?.kind
-        last_event_at = activity.lastEventAt
-        style = activity.style
-        end_reason = activity.endReason
-        priority_updates = activity.recentHighPriorityUpdates
-        app_stripe = nil
-        global_stripe = nil
+    /// The activity in the columns of `liveline_activity_rows` starting at `offset`, or `nil`
+    /// when they are NULL (a left join that found no activity).
+    static func stored(from row: PostgresRow, at offset: Int) throws -> StoredActivity? {
+        func column<T: PostgresDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T {
+            try row.decode(offset + index, as: type)
+        }
+        func timestamp(_ index: Int) throws -> Timestamp? {
+            try column(index, as: PostgresTimestamp?.self).map(Timestamp.init)
+        }
+        func json(_ index: Int) throws -> JSONObject {
+            do {
+                return try JSONParser.parseObject(column(index, as: JSONB.self).utf8)
+            } catch {
+                throw EventStoreError.unreadableRow("activities: \(error)")
+            }
+        }
+        func parsed<T>(_ index: Int, _ make: (String) -> T?) throws -> T? {
+            guard let text = try column(index, as: String?.self) else { return nil }
+            guard let value = make(text) else { throw EventStoreError.unreadableRow("activities: \"\(text)\"") }
+            return value
+        }
+        guard let app = try parsed(0, AppID.init(rawValue:)) else { return nil }
+        guard let activityID = try parsed(1, ActivityID.init(rawValue:)),
+            let state = try parsed(2, ActivityState.init(rawValue:)),
+            let requestedAt = try timestamp(14), let lastEventAt = try timestamp(21)
+        else { throw EventStoreError.unreadableRow("activities: missing columns") }
+        let deadlineKind = try parsed(20, Deadline.Kind.init(rawValue:))
+        let deadlineAt = try timestamp(19)
+        let activity = Activity(
+            state: state,
+            version: try column(3),
+            activityType: try column(4),
+            attributes: try json(5),
+            content: ActivityContent(
+                contentState: try json(6),
+                staleDate: try timestamp(7),
+                relevanceScore: try column(8, as: Double?.self).flatMap(RelevanceScore.init)
+            ),
+            startDate: try timestamp(12),
+            pushType: try parsed(9, PushType.init(rawValue:)),
+            style: try parsed(22, ActivityStyle.init(rawValue:)),
+            deviceID: try parsed(11, DeviceID.init(rawValue:)),
+            pushToken: try column(10),
+            requestedAt: requestedAt,
+            activatedAt: try timestamp(15),
+            endedAt: try timestamp(16),
+            endReason: try parsed(23, EndReason.init(rawValue:)),
+            dismissedAt: try timestamp(17),
+            dismissalDate: try timestamp(18),
+            lastTimestamp: try timestamp(13),
+            lastEventAt: lastEventAt,
+            recentHighPriorityUpdates: try column(24, as: PostgresArray<PostgresTimestamp>.self).elements.map(
+                Timestamp.init
+            )
+        )
+        return StoredActivity(
+            stream: StreamID(app: app, activity: activityID),
+            activity: activity,
+            nextDeadline: deadlineKind.flatMap { kind in deadlineAt.map { Deadline(kind: kind, due: $0) } }
+        )
     }
 
-    var stored: StoredActivity {
-        StoredActivity(
-            stream: StreamID(app: app_id, activity: activity_id),
-            activity: Activity(
-                state: state,
-                version: version,
-                activityType: activity_type,
-                attributes: attributes,
-                content: ActivityContent(
-                    contentState: content_state,
-                    staleDate: stale_date,
-                    relevanceScore: relevance_score
-                ),
-                startDate: start_date,
-                pushType: push_type,
-                style: style,
-                deviceID: device_id,
-                pushToken: push_token,
-                requestedAt: requested_at,
-                activatedAt: activated_at,
-                endedAt: ended_at,
-                endReason: end_reason,
-                dismissedAt: dismissed_at,
-                dismissalDate: dismissal_date,
-                lastTimestamp: last_timestamp,
-                lastEventAt: last_event_at,
-                recentHighPriorityUpdates: priority_updates
-            ),
-            nextDeadline: next_deadline_kind.flatMap { kind in next_deadline_at.map { Deadline(kind: kind, due: $0) } }
-        )
+    /// The row as the JSON object `jsonb_populate_record(NULL::activities, …)` reads. The
+    /// stripes are filled in by `liveline_append`.
+    static func json(_ stored: StoredActivity) -> JSONB {
+        let activity = stored.activity
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        func time(_ value: Timestamp?) -> JSONValue { value.map { .string($0.description) } ?? .null }
+        let row: [String: JSONValue] = [
+            "app_id": .string(stored.stream.app.rawValue),
+            "activity_id": .string(stored.stream.activity.rawValue),
+            "state": .string(activity.state.rawValue),
+            "version": .number(Double(activity.version)),
+            "activity_type": .string(activity.activityType),
+            "attributes": .object(activity.attributes.members),
+            "content_state": .object(activity.content.contentState.members),
+            "stale_date": time(activity.content.staleDate),
+            "relevance_score": activity.content.relevanceScore.map { .number($0.value) } ?? .null,
+            "push_type": text(activity.pushType?.rawValue),
+            "push_token": text(activity.pushToken),
+            "device_id": text(activity.deviceID?.rawValue),
+            "start_date": time(activity.startDate),
+            "last_timestamp": time(activity.lastTimestamp),
+            "requested_at": time(activity.requestedAt),
+            "activated_at": time(activity.activatedAt),
+            "ended_at": time(activity.endedAt),
+            "dismissed_at": time(activity.dismissedAt),
+            "dismissal_date": time(activity.dismissalDate),
+            "next_deadline_at": time(stored.nextDeadline?.due),
+            "next_deadline_kind": text(stored.nextDeadline?.kind.rawValue),
+            "last_event_at": time(activity.lastEventAt),
+            "style": text(activity.style?.rawValue),
+            "end_reason": text(activity.endReason?.rawValue),
+            "priority_updates": .array(activity.recentHighPriorityUpdates.map { .string($0.description) }),
+        ]
+        return JSONB(utf8: JSONValue.object(row).canonicalJSON)
     }
 }

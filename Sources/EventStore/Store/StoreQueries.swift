@@ -23,8 +23,8 @@ enum StoreQueries {
                    CASE WHEN \(isRequest) THEN (SELECT sum(open) FROM global_open_stripes)::bigint END,
                    (SELECT global_max_open FROM service_limits),
                    (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = \(deviceID?.rawValue)),
-                   (SELECT to_jsonb(p) FROM activities p WHERE p.app_id = a.app_id AND p.activity_id = \(stream.activity.rawValue))
-            FROM apps a
+                   r.*
+            FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = \(stream.activity.rawValue)
             WHERE a.app_id = \(stream.app.rawValue)
             """
         )
@@ -42,25 +42,17 @@ enum StoreQueries {
         )
         return Loaded(
             context: DecisionContext(app: rules, globalMaxOpen: try row.decode(6), open: open),
-            activity: try row.decode(8, as: JSONB?.self).map(projection)
+            activity: try ProjectionRow.stored(from: row, at: 8)
         )
-    }
-
-    static func projection(_ json: JSONB) throws -> StoredActivity {
-        do {
-            return try JSONDecoder().decode(ProjectionRow.self, from: Data(json.utf8)).stored
-        } catch {
-            throw EventStoreError.unreadableRow("activities: \(error)")
-        }
     }
 
     static func activity(_ stream: StreamID, _ connection: Connection) throws -> StoredActivity? {
         try connection.query(
             """
-            SELECT to_jsonb(p) FROM activities p
-            WHERE p.app_id = \(stream.app.rawValue) AND p.activity_id = \(stream.activity.rawValue)
+            SELECT * FROM liveline_activity_rows
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
             """
-        ).single.map { try projection($0.decode(0)) }
+        ).single.flatMap { try ProjectionRow.stored(from: $0, at: 0) }
     }
 
     /// Appends through `liveline_append`; returns the first position and the recorded time.
@@ -74,7 +66,7 @@ enum StoreQueries {
         outcome: JSONB?,
         _ connection: Connection
     ) throws -> (Int64, Timestamp) {
-        let row = JSONB(utf8: Array(try JSONEncoder().encode(ProjectionRow(stored))))
+        let row = ProjectionRow.json(stored)
         let rows = try connection.query(
             """
             SELECT first_position, recorded_at FROM liveline_append(
@@ -226,23 +218,23 @@ extension StoreQueries {
             if let state {
                 try connection.query(
                     """
-                    SELECT to_jsonb(p) FROM activities p
-                    WHERE p.app_id = \(app.rawValue) AND p.state = \(state.rawValue)::activity_state
-                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id::text) < (\(after), \(afterID)))
+                    SELECT * FROM liveline_activity_rows p
+                    WHERE p.app_id = \(app.rawValue) AND p.state = \(state.rawValue)
+                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id) < (\(after), \(afterID)))
                     ORDER BY p.requested_at DESC, p.activity_id DESC LIMIT \(limit)
                     """
                 )
             } else {
                 try connection.query(
                     """
-                    SELECT to_jsonb(p) FROM activities p
+                    SELECT * FROM liveline_activity_rows p
                     WHERE p.app_id = \(app.rawValue)
-                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id::text) < (\(after), \(afterID)))
+                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id) < (\(after), \(afterID)))
                     ORDER BY p.requested_at DESC, p.activity_id DESC LIMIT \(limit)
                     """
                 )
             }
-        return try rows.map { try projection($0.decode(0)) }
+        return try rows.compactMap { try ProjectionRow.stored(from: $0, at: 0) }
     }
 
     static func rejections(
