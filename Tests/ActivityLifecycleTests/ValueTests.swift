@@ -131,3 +131,55 @@ struct IdentifierTests {
         }
     }
 }
+
+@Suite("The strict JSON parser")
+struct JSONParserTests {
+    @Test(
+        "valid documents parse as Foundation's decoder reads them",
+        arguments: [
+            #"{}"#, #"[]"#, #" { "a" : [ 1 , -2.5e3, 0.125, true, false, null ] } "#, #""é\u00e9\n\"\\\/""#,
+            #"{"emoji":"\ud83d\ude00","nested":{"deep":[[[]]]}}"#, #"-0"#, #"1E+2"#, #"123456789012"#,
+        ]
+    )
+    func valid(text: String) throws {
+        let parsed = try JSONParser.parse(Array(text.utf8))
+        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        #expect(parsed == decoded)
+    }
+
+    @Test(
+        "anything else is refused",
+        arguments: [
+            "", "{", #"{"a":1,}"#, "[1,]", "01", "1.", ".5", "+1", "1e", #""unterminated"#, "\"tab\there\"",
+            #""\x""#, #""\ud800""#, #""\ud800\u0041""#, "nul", "[1 2]", #"{"a" 1}"#, #"{1:2}"#, "1 2", "1e400",
+        ]
+    )
+    func invalid(text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
+    }
+
+    @Test("nesting deeper than the limit is refused, not a crash")
+    func depth() throws {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(deep.utf8)) }
+        let fine = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
+        _ = try JSONParser.parse(Array(fine.utf8))
+    }
+
+    @Test("the canonical encoding parses back to the same value")
+    func roundTrip() async {
+        let strings = Gen.letterOrNumber.string(of: 0...8)
+        await propertyCheck(count: 200, input: strings.array(of: 0...6), Gen.int(in: -1_000_000...1_000_000)) {
+            keys,
+            number in
+            var members: [String: JSONValue] = [:]
+            for (index, key) in keys.enumerated() {
+                members[key + "\u{1}\"\\"] =
+                    index.isMultiple(of: 2) ? .number(Double(number) / 8) : .string(key + "é😀\n")
+            }
+            let object = JSONObject(members)
+            let parsed = try JSONParser.parseObject(object.canonicalJSON)
+            #expect(parsed == object)
+        }
+    }
+}
