@@ -8,7 +8,7 @@ import Foundation
 /// never on Swift's cooperative pool. A connection is used by one thread at a time; the pool
 /// guarantees that by lending it to one caller at a time, which is why it may cross threads.
 public final class Connection: @unchecked Sendable {
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// Statements prepared on this session, by text and parameter types.
     private var prepared: [PreparedKey: String] = [:]
 
@@ -147,7 +147,7 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    private var lastErrorMessage: String {
+    var lastErrorMessage: String {
         String(cString: PQerrorMessage(handle)).trimmingTrailingWhitespace()
     }
 

@@ -23,7 +23,7 @@ extension EventStore {
         idempotency: IdempotencyKey? = nil
     ) async throws -> CommandResult {
         let lifecycle = lifecycle
-        return try await pool.withConnection { connection in
+        let result = try await pool.withConnection { connection in
             if let idempotency, let replay = try Self.replay(idempotency, on: stream, lifecycle, connection) {
                 return replay
             }
@@ -50,6 +50,10 @@ extension EventStore {
                 return replay
             }
         }
+        if case .accepted(_, let events) = result.outcome, !events.isEmpty, !result.isReplay {
+            notifier?.eventsAppended()
+        }
+        return result
     }
 
     /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a

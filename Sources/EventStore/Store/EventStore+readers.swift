@@ -1,5 +1,5 @@
 public import ActivityLifecycle
-import Postgres
+public import Postgres
 
 extension EventStore {
     /// The activity's projection, or `nil`.
@@ -25,6 +25,27 @@ extension EventStore {
             } else {
                 try StoreQueries.events(after: position, limit: limit, connection)
             }
+        }
+    }
+
+    /// Events after `position`, as `events(after:app:limit:)`, waiting up to `timeout` when there
+    /// are none yet: woken by the `AppendNotifier` of any process through `listener`, and looking
+    /// again at least every second anyway, since the readable part of the log also grows when a
+    /// transaction that held it back ends, which notifies no one.
+    public func events(
+        after position: Int64,
+        app: AppID? = nil,
+        limit: Int,
+        waitingUpTo timeout: Duration,
+        listener: NotificationListener
+    ) async throws -> [StoredEvent] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let generation = listener.generation(of: AppendNotifier.channel)
+            let events = try await events(after: position, app: app, limit: limit)
+            let remaining = deadline - ContinuousClock.now
+            guard events.isEmpty, remaining > .zero, !Task.isCancelled else { return events }
+            await listener.wait(on: AppendNotifier.channel, after: generation, timeout: min(remaining, .seconds(1)))
         }
     }
 

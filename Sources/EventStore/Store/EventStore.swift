@@ -7,9 +7,12 @@ public import Postgres
 public struct EventStore: Sendable {
     public let pool: ConnectionPool
     public let lifecycle: Lifecycle
+    /// Told after every append, so that readers waiting for events wake up.
+    public let notifier: AppendNotifier?
 
-    public init(pool: ConnectionPool, lifecycle: Lifecycle) {
+    public init(pool: ConnectionPool, lifecycle: Lifecycle, notifier: AppendNotifier? = nil) {
         self.pool = pool
         self.lifecycle = lifecycle
+        self.notifier = notifier
     }
 }

@@ -1,0 +1,82 @@
+import ActivityLifecycle
+import EventStore
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("Live feed: appends wake waiting readers")
+struct LiveFeedTests {
+    @Test("a reader waiting for events gets those another process appends, woken by its notifier")
+    func wakesAcrossProcesses() async throws {
+        let fixture = try await StoreFixture.make()
+        let listener = try NotificationListener(
+            connectionString: fixture.database,
+            channels: [AppendNotifier.channel],
+            logger: TestDatabase.logger
+        )
+        try await TestDatabase.withPool(fixture.database) { pool in
+            let notifier = AppendNotifier(pool: pool)
+            let writer = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)
+            try await fixture.withStore { reader in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await listener.run() }
+                    group.addTask { try await notifier.run() }
+                    while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
+
+                    // The notification itself: an append advances the channel's generation.
+                    let generation = listener.generation(of: AppendNotifier.channel)
+                    try await writer.execute(requestCommand(), on: fixture.stream("first"), at: fixture.now)
+                    #expect(
+                        await listener.wait(on: AppendNotifier.channel, after: generation, timeout: .seconds(60))
+                            > generation
+                    )
+
+                    // The feed: a reader that has seen everything waits, then gets the next append.
+                    let seen = try await reader.events(
+                        after: 0,
+                        app: fixture.app,
+                        limit: 10,
+                        waitingUpTo: .seconds(30),
+                        listener: listener
+                    )
+                    #expect(seen.count == 1)
+                    async let next = reader.events(
+                        after: seen.last!.position,
+                        app: fixture.app,
+                        limit: 10,
+                        waitingUpTo: .seconds(30),
+                        listener: listener
+                    )
+                    try await Task.sleep(for: .milliseconds(100))
+                    try await writer.execute(updateCommand(2), on: fixture.stream("first"), at: fixture.now)
+                    let events = try await next
+                    #expect(events.map(\.event.type) == [.updated])
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    @Test("a reader with nothing to read gives up after its timeout with no events")
+    func timesOut() async throws {
+        let fixture = try await StoreFixture.make()
+        let listener = try NotificationListener(
+            connectionString: fixture.database,
+            channels: [AppendNotifier.channel],
+            logger: TestDatabase.logger
+        )
+        try await fixture.withStore { store in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await listener.run() }
+                let events = try await store.events(
+                    after: 0,
+                    limit: 10,
+                    waitingUpTo: .milliseconds(300),
+                    listener: listener
+                )
+                #expect(events.isEmpty)
+                group.cancelAll()
+            }
+        }
+    }
+}

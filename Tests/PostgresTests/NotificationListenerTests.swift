@@ -1,0 +1,82 @@
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("LISTEN/NOTIFY")
+struct NotificationListenerTests {
+    let database: String
+
+    init() async throws {
+        database = try await TestDatabase.makeEmpty()
+    }
+
+    /// Runs `listener` while `body` runs, then stops it.
+    private func whileRunning(_ listener: NotificationListener, _ body: () async throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await listener.run() }
+            while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
+            try await body()
+            group.cancelAll()
+        }
+    }
+
+    private func notify(_ channel: String) async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            try await pool.withConnection { try $0.execute("SELECT pg_notify(\(channel), 'hello')") }
+        }
+    }
+
+    @Test("a notification on the channel wakes a waiter; other channels do not")
+    func wakes() async throws {
+        let listener = try NotificationListener(
+            connectionString: database,
+            channels: ["one", "two"],
+            logger: TestDatabase.logger
+        )
+        try await whileRunning(listener) {
+            let before = listener.generation(of: "one")
+            async let woken = listener.wait(on: "one", after: before, timeout: .seconds(60))
+            try await Task.sleep(for: .milliseconds(50))
+            try await notify("two")
+            try await notify("one")
+            #expect(await woken > before)
+            #expect(listener.generation(of: "two") > 0)
+        }
+    }
+
+    @Test("a waiter already behind the generation returns at once; a quiet channel times out")
+    func generations() async throws {
+        let listener = try NotificationListener(
+            connectionString: database,
+            channels: ["quiet"],
+            logger: TestDatabase.logger
+        )
+        try await whileRunning(listener) {
+            let current = listener.generation(of: "quiet")
+            #expect(await listener.wait(on: "quiet", after: current - 1, timeout: .seconds(60)) == current)
+            #expect(await listener.wait(on: "quiet", after: current, timeout: .milliseconds(100)) == current)
+        }
+    }
+
+    @Test("after its session is killed the listener reconnects, wakes waiters, and hears later notifications")
+    func reconnects() async throws {
+        let listener = try NotificationListener(
+            connectionString: database,
+            channels: ["events"],
+            logger: TestDatabase.logger
+        )
+        try await whileRunning(listener) {
+            let before = listener.generation(of: "events")
+            try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+                try await pool.withConnection {
+                    try $0.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")
+                }
+            }
+            let afterReconnect = await listener.wait(on: "events", after: before, timeout: .seconds(60))
+            #expect(afterReconnect > before)
+            while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
+            try await notify("events")
+            #expect(await listener.wait(on: "events", after: afterReconnect, timeout: .seconds(60)) > afterReconnect)
+        }
+    }
+}
