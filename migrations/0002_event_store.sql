@@ -90,7 +90,6 @@ CREATE FUNCTION liveline_append(
     p_causes text[],
     p_occurred_at timestamptz[],
     p_open_change integer,
-    p_max_open integer,
     p_max_open_per_device integer,
     p_idempotency_key text,
     p_request_sha256 bytea,

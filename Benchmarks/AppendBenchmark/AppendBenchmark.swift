@@ -169,7 +169,10 @@ struct AppendBenchmark {
     /// The store's two statements for an update, and the values of a real one. The projection
     /// row and the event data are variables, which `-M prepared` sends as parameters on every
     /// execution, as the store does, rather than constants parsed once at prepare time.
-    static func pgbenchScript(_ pool: ConnectionPool, clients: Int) async throws -> (script: String, variables: [String: String]) {
+    static func pgbenchScript(
+        _ pool: ConnectionPool,
+        clients: Int
+    ) async throws -> (script: String, variables: [String: String]) {
         let (row, data) = try await pool.withConnection { connection in
             let row: String = try connection.query(
                 "SELECT to_jsonb(p)::text FROM activities p WHERE activity_id = 'a1'"
@@ -182,7 +185,7 @@ struct AppendBenchmark {
         let script = """
             \\set n :client_id * \(activities / clients) + random(1, \(activities / clients))
             SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, CASE WHEN false THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint END, CASE WHEN false THEN (SELECT sum(open) FROM global_open_stripes)::bigint END, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = NULL), r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \\gset
-            SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, 10000000, 1000000, NULL, NULL, NULL);
+            SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, 1000000, NULL, NULL, NULL);
 
             """
         return (script, ["row": row, "data": data])
@@ -198,10 +201,13 @@ struct AppendBenchmark {
     ) throws -> Double {
         let file = folder.appending(path: "append.sql")
         try script.script.write(to: file, atomically: true, encoding: .utf8)
-        let (status, text) = try ChildProcess.run([
-            "pgbench", "-h", cluster.configuration.socketDirectory.path, "-U", cluster.configuration.superuser, "-n",
-            "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)", "-M", "prepared", "-f", file.path,
-        ] + script.variables.sorted { $0.key < $1.key }.flatMap { ["-D", "\($0.key)=\($0.value)"] } + ["bench"])
+        let (status, text) = try ChildProcess.run(
+            [
+                "pgbench", "-h", cluster.configuration.socketDirectory.path, "-U", cluster.configuration.superuser,
+                "-n",
+                "-c", "\(clients)", "-j", "\(min(clients, 2))", "-T", "\(seconds)", "-M", "prepared", "-f", file.path,
+            ] + script.variables.sorted { $0.key < $1.key }.flatMap { ["-D", "\($0.key)=\($0.value)"] } + ["bench"]
+        )
         guard status == 0, !text.contains("aborted"),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
             let rate = Double(line.dropFirst(6).prefix { $0 == "." || $0.isNumber })

@@ -74,7 +74,7 @@ enum StoreQueries {
                 \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
                 \(PostgresArray(events.map(\.cause.rawValue))),
                 \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
-                \(Int32(openChange)), \(Int32(rules.maxOpen)), \(rules.maxOpenPerDevice.map(Int32.init)),
+                \(Int32(openChange)), \(rules.maxOpenPerDevice.map(Int32.init)),
                 \(idempotency?.key), \(idempotency?.requestDigest), \(outcome))
             """
         )
