@@ -67,6 +67,16 @@ public final class EmbeddedPostgres: Sendable {
         logger.info("stopped PostgreSQL", metadata: ["data": "\(configuration.dataDirectory.path)"])
     }
 
+    /// Stops whatever server runs on `dataDirectory` (immediate shutdown), if one does: for
+    /// clusters left behind by a process that died without stopping them.
+    public static func stopServer(dataDirectory: URL) throws {
+        try PostgresBinaries.locate().run(
+            .pgCtl,
+            ["stop", "-D", dataDirectory.path, "-m", "immediate", "-w"],
+            acceptingExitCodes: [0, 1, 3, 4]
+        )
+    }
+
     /// Starts the server again after `stop()`, on the same data; does nothing if it is running.
     public func restart() throws {
         if try !isRunning() {

@@ -31,6 +31,7 @@ actor TestServer {
         if let external = ProcessInfo.processInfo.environment["DATABASE_URL"], !external.isEmpty {
             return external
         }
+        TemporaryFolder.removeAbandoned()
         let folder = try TemporaryFolder.make()
         let cluster = try await TestDatabase.startCluster(in: folder)
         ClusterReaper.stopAtExit(cluster, folder: folder)
