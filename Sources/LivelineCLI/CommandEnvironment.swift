@@ -1,8 +1,10 @@
+import ActivityLifecycle
 import ArgumentParser
 import EventStore
 import Foundation
 import Logging
 import Postgres
+import ServiceLifecycle
 
 /// What every command sets up the same way: configuration, logging, the database pool, the
 /// migrations, and the rule that failures end the program with one clear line.
@@ -30,6 +32,33 @@ struct CommandEnvironment {
 
     func makeMigrator(pool: ConnectionPool) throws -> Migrator {
         Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), pool: pool)
+    }
+
+    /// The lifecycle's numbers: the platform's, with the configured durations.
+    var lifecyclePolicy: LifecyclePolicy {
+        var policy = LifecyclePolicy()
+        policy.activeLifetime = configuration.activeLifetime
+        policy.dismissalWindow = configuration.dismissalWindow
+        return policy
+    }
+
+    /// The services that run beside the HTTP server, in dependency order: the pool, the
+    /// notification listener, the append notifier, the deadline worker. Applies
+    /// `LIVELINE_GLOBAL_MAX_OPEN` to the database when it is set.
+    func serverServices(pool: ConnectionPool, databaseURL: String) async throws -> [any Service] {
+        let listener = try NotificationListener(
+            connectionString: databaseURL,
+            channels: [AppendNotifier.channel],
+            logger: logger
+        )
+        let notifier = AppendNotifier(pool: pool)
+        let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy), notifier: notifier)
+        if let globalMaxOpen = configuration.globalMaxOpen {
+            try await store.setGlobalMaxOpen(globalMaxOpen)
+            logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
+        }
+        let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
+        return [pool, listener, notifier, worker]
     }
 
     /// The configured database URL; commands other than `dev` have no embedded default.

@@ -55,9 +55,8 @@ struct Dev: AsyncParsableCommand {
             )
             let app = buildApplication(
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
-                pool: pool,
                 migrator: migrator,
-                services: services,
+                services: services + (try await environment.serverServices(pool: pool, databaseURL: databaseURL)),
                 logger: logger
             )
             try await app.runService()

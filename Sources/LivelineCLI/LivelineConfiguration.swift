@@ -20,8 +20,8 @@ struct LivelineConfiguration: Sendable {
     var activeLifetime: Duration
     /// How long an ended activity stays on screen at most (platform: 4 h).
     var dismissalWindow: Duration
-    /// The service-wide cap on open activities.
-    var globalMaxOpen: Int
+    /// The service-wide cap on open activities, applied to the database at start-up when set.
+    var globalMaxOpen: Int?
     /// Where `liveline dev` keeps its private PostgreSQL cluster.
     var devDataDirectory: URL
 
@@ -59,7 +59,9 @@ struct LivelineConfiguration: Sendable {
         adminKey = setting("liveline.admin.key").value
         activeLifetime = try setting("liveline.active.lifetime").duration(default: .seconds(8 * 3600))
         dismissalWindow = try setting("liveline.dismissal.window").duration(default: .seconds(4 * 3600))
-        globalMaxOpen = try setting("liveline.global.max.open").integer(default: 100_000, in: 0...Int(Int32.max))
+        let globalMaxOpen = setting("liveline.global.max.open")
+        self.globalMaxOpen =
+            globalMaxOpen.value == nil ? nil : try globalMaxOpen.integer(default: 0, in: 0...Int(Int32.max))
         devDataDirectory = URL(filePath: setting("liveline.dev.data").value ?? ".liveline")
     }
 }

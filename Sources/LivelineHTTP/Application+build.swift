@@ -1,22 +1,20 @@
 public import EventStore
 public import Hummingbird
 public import Logging
-public import Postgres
 public import ServiceLifecycle
 
 /// Builds the Liveline HTTP application.
 ///
 /// - Parameters:
 ///   - configuration: where to listen.
-///   - pool: the database; also run as a service so it closes after the server has drained.
 ///   - migrator: compared with the database by `/readyz`.
-///   - services: more services to run beside the server (for example the embedded PostgreSQL
-///     of `liveline dev`); they start before the pool and stop after it.
+///   - services: what runs beside the server — the connection pool, the deadline worker, the
+///     embedded PostgreSQL of `liveline dev` — each listed after what it depends on: they start
+///     in this order and stop in the reverse order, once the server has drained.
 public func buildApplication(
     configuration: ApplicationConfiguration,
-    pool: ConnectionPool,
     migrator: Migrator,
-    services: [any Service] = [],
+    services: [any Service],
     logger: Logger
 ) -> some ApplicationProtocol {
     let router = Router()
@@ -25,7 +23,7 @@ public func buildApplication(
     return Application(
         router: router,
         configuration: configuration,
-        services: services + [pool],
+        services: services,
         logger: logger
     )
 }

@@ -21,11 +21,11 @@ struct HealthEndpointTests {
         )
         let app = buildApplication(
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            pool: pool,
             migrator: Migrator(
                 migrations: try migrations ?? Migration.load(from: TestDatabase.migrationsDirectory),
                 pool: pool
             ),
+            services: [pool],
             logger: TestDatabase.logger
         )
         try await app.test(.live, body)

@@ -124,7 +124,7 @@ extension EventStore {
                 events: events,
                 expectedVersion: version,
                 openChange: before?.state.isOpen == true && !after.state.isOpen ? -1 : 0,
-                rules: loaded.context.app,
+                maxOpenPerDevice: loaded.context.app.maxOpenPerDevice,
                 idempotency: idempotency,
                 outcome: idempotency.map { _ in RecordedOutcome.accepted(from: version, to: last.version).json },
                 connection

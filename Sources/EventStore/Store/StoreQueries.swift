@@ -61,7 +61,7 @@ enum StoreQueries {
         events: [ActivityEvent],
         expectedVersion: Int,
         openChange: Int,
-        rules: AppRules,
+        maxOpenPerDevice: Int?,
         idempotency: IdempotencyKey?,
         outcome: JSONB?,
         _ connection: Connection
@@ -74,7 +74,7 @@ enum StoreQueries {
                 \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
                 \(PostgresArray(events.map(\.cause.rawValue))),
                 \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
-                \(Int32(openChange)), \(rules.maxOpenPerDevice.map(Int32.init)),
+                \(Int32(openChange)), \(maxOpenPerDevice.map(Int32.init)),
                 \(idempotency?.key), \(idempotency?.requestDigest), \(outcome))
             """
         )
@@ -323,5 +323,25 @@ extension StoreQueries {
             """
         ).single
         return (try row?.decode(0, as: Int?.self) ?? 0, try row?.decode(1, as: Int?.self) ?? 0)
+    }
+}
+
+extension StoreQueries {
+    /// Claims up to `limit` activities with a deadline due by `now` that no other worker holds;
+    /// they stay locked until the surrounding transaction ends.
+    static func claimDue(at now: Timestamp, limit: Int, _ connection: Connection) throws -> [StoredActivity] {
+        try connection.query(
+            """
+            SELECT * FROM liveline_activity_rows
+            WHERE next_deadline_at <= \(PostgresTimestamp(now))
+            ORDER BY next_deadline_at LIMIT \(limit)
+            FOR UPDATE SKIP LOCKED
+            """
+        ).compactMap { try ProjectionRow.stored(from: $0, at: 0) }
+    }
+
+    static func earliestDeadline(_ connection: Connection) throws -> Timestamp? {
+        try connection.query("SELECT min(next_deadline_at) FROM activities").single?
+            .decode(0, as: PostgresTimestamp?.self).map(Timestamp.init)
     }
 }

@@ -1,0 +1,84 @@
+public import ActivityLifecycle
+import Foundation
+public import Logging
+public import Postgres
+public import ServiceLifecycle
+
+/// Applies time-driven transitions as they come due (SPEC §5): claims due activities in
+/// batches, applies their deadlines through the state machine, and otherwise sleeps until the
+/// earliest deadline — or until an append anywhere (through `listener`) may have set an earlier
+/// one. Deadlines live in the database, so one missed while the server was down is applied when
+/// it comes back, with its original due time. Several workers may run at once (in one process
+/// or several): each deadline is applied exactly once. Run it as a `Service`.
+public struct DeadlineWorker: Service {
+    let store: EventStore
+    let listener: NotificationListener?
+    let clock: @Sendable () -> Timestamp
+    let batchSize: Int
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - listener: wakes the worker when events are appended; without one it looks again every
+    ///     second at most.
+    ///   - clock: the current time (injected, so tests control it).
+    public init(
+        store: EventStore,
+        listener: NotificationListener?,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        batchSize: Int = 500,
+        logger: Logger
+    ) {
+        self.store = store
+        self.listener = listener
+        self.clock = clock
+        self.batchSize = batchSize
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await runOnce()
+            }
+        }
+    }
+
+    /// Applies what is due, then waits until something may be due again.
+    func runOnce() async {
+        let generation = listener?.generation(of: AppendNotifier.channel)
+        do {
+            let applied = try await store.applyDueDeadlines(at: clock(), limit: batchSize)
+            if !applied.isEmpty {
+                logger.debug("applied deadlines", metadata: ["events": "\(applied.count)"])
+                return  // there may be more due: look again at once
+            }
+            let wait = try await store.earliestDeadline().map { $0 - clock() } ?? .seconds(3600)
+            await sleep(upTo: max(wait, .zero), after: generation)
+        } catch is CancellationError {
+            return
+        } catch {
+            logger.error(
+                "applying deadlines failed; retrying shortly",
+                metadata: ["error": "\(String(reflecting: error))"]
+            )
+            await sleep(upTo: .seconds(1), after: generation)
+        }
+    }
+
+    private func sleep(upTo duration: Duration, after generation: UInt64?) async {
+        guard duration > .zero else { return }
+        if let listener, let generation, listener.isListening {
+            await listener.wait(on: AppendNotifier.channel, after: generation, timeout: duration)
+        } else {
+            try? await Task.sleep(for: min(duration, .seconds(1)))
+        }
+    }
+}
+
+extension Timestamp {
+    /// The system clock, to the microsecond.
+    @Sendable
+    public static func now() -> Timestamp {
+        Timestamp(microsecondsSince1970: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+}
