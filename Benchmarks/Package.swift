@@ -11,6 +11,18 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // 100,000 deadlines coming due over a minute, applied by the deadline worker:
+        // scripts/benchmark-deadlines.sh.
+        .executableTarget(
+            name: "DeadlineBenchmark",
+            dependencies: [
+                .product(name: "ActivityLifecycle", package: "liveline"),
+                .product(name: "EmbeddedPostgres", package: "liveline"),
+                .product(name: "EventStore", package: "liveline"),
+                .product(name: "Postgres", package: "liveline"),
+            ],
+            path: "DeadlineBenchmark"
+        ),
         // The event store's append path against pgbench running the same SQL:
         // scripts/benchmark-append.sh.
         .executableTarget(
