@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import EventStore
+import MetricsTestKit
 import Postgres
 import TestSupport
 import Testing
@@ -153,7 +154,8 @@ struct DeadlineWorkerTests {
         try await TestDatabase.withPool(fixture.database) { pool in
             let notifier = AppendNotifier(pool: pool)
             let store = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)
-            let worker = DeadlineWorker(store: store, listener: listener, logger: TestDatabase.logger)
+            let metrics = TestMetrics()
+            let worker = DeadlineWorker(store: store, listener: listener, logger: TestDatabase.logger, metrics: metrics)
             let stream = fixture.stream("live")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }
@@ -183,6 +185,13 @@ struct DeadlineWorkerTests {
                 for event in system {
                     #expect(event.recordedAt - event.event.occurredAt < .seconds(1), "\(event.event.type) applied late")
                 }
+                // Metrics: applied deadlines by kind, and their lag.
+                for kind in ["start", "stale", "dismissal"] {
+                    #expect(
+                        try metrics.expectCounter("liveline_deadlines_applied_total", [("kind", kind)]).totalValue == 1
+                    )
+                }
+                #expect(try metrics.expectTimer("liveline_deadline_lag_seconds").values.count == 3)
             }
         }
     }

@@ -1,6 +1,7 @@
 public import ActivityLifecycle
 import Foundation
 public import Logging
+public import Metrics
 public import Postgres
 public import ServiceLifecycle
 
@@ -16,23 +17,28 @@ public struct DeadlineWorker: Service {
     let clock: @Sendable () -> Timestamp
     let batchSize: Int
     let logger: Logger
+    let metrics: any MetricsFactory
 
     /// - Parameters:
     ///   - listener: wakes the worker when events are appended; without one it looks again every
     ///     second at most.
     ///   - clock: the current time (injected, so tests control it).
+    ///   - metrics: where `liveline_deadlines_applied_total{kind}` and
+    ///     `liveline_deadline_lag_seconds` (time from due to recorded) go.
     public init(
         store: EventStore,
         listener: NotificationListener?,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
         batchSize: Int = 500,
-        logger: Logger
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
     ) {
         self.store = store
         self.listener = listener
         self.clock = clock
         self.batchSize = batchSize
         self.logger = logger
+        self.metrics = metrics
     }
 
     public func run() async throws {
@@ -50,6 +56,7 @@ public struct DeadlineWorker: Service {
             let applied = try await store.applyDueDeadlines(at: clock(), limit: batchSize)
             if !applied.isEmpty {
                 logger.debug("applied deadlines", metadata: ["events": "\(applied.count)"])
+                record(applied)
                 return  // there may be more due: look again at once
             }
             let wait = try await store.earliestDeadline().map { $0 - clock() } ?? .seconds(3600)
@@ -62,6 +69,16 @@ public struct DeadlineWorker: Service {
                 metadata: ["error": "\(String(reflecting: error))"]
             )
             await sleep(upTo: .seconds(1), after: generation)
+        }
+    }
+
+    private func record(_ applied: [StoredEvent]) {
+        let lag = Timer(label: "liveline_deadline_lag_seconds", factory: metrics)
+        for stored in applied {
+            guard let kind = stored.event.deadlineKind else { continue }
+            Counter(label: "liveline_deadlines_applied_total", dimensions: [("kind", kind.rawValue)], factory: metrics)
+                .increment()
+            lag.recordNanoseconds((stored.recordedAt - stored.event.occurredAt).microseconds * 1_000)
         }
     }
 
@@ -80,5 +97,18 @@ extension Timestamp {
     @Sendable
     public static func now() -> Timestamp {
         Timestamp(microsecondsSince1970: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+}
+
+extension ActivityEvent {
+    /// The deadline this event applied, for events the system records when one comes due.
+    var deadlineKind: Deadline.Kind? {
+        switch payload {
+        case .started: .start
+        case .becameStale: .stale
+        case .ended(let ended) where ended.reason == .lifetimeExceeded: .lifetime
+        case .dismissed(let dismissed) where dismissed.reason != .userRemoved: .dismissal
+        default: nil
+        }
     }
 }
