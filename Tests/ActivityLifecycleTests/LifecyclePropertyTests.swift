@@ -252,4 +252,22 @@ struct LifecyclePropertyTests {
             #expect(codes.contains(code), "never met \(code)")
         }
     }
+
+    @Test("regression: a late `mark stale` while the lifetime was already due ends the activity at its lifetime first")
+    func lateMarkStaleAfterLifetime() throws {
+        // The shrunk input property testing found.
+        let steps = [
+            Step(command: 0, activity: 0, secondsLater: 0, parameter: 0),
+            Step(command: 0, activity: 0, secondsLater: 2_070, parameter: 0),
+            Step(command: 0, activity: 0, secondsLater: 4_420, parameter: 0),
+            Step(command: 1, activity: 0, secondsLater: 0, parameter: 351),
+            Step(command: 6, activity: 0, secondsLater: 4_990, parameter: 1),
+        ]
+        var world = World(policy: Self.shortPolicy)
+        for step in steps { world.run(step) }
+        let activity = try #require(world.activities[0])
+        #expect(activity.state == .ended)
+        #expect(activity.endedAt == activity.activatedAt.map { $0 + Self.shortPolicy.activeLifetime })
+        #expect(world.streams[0].last?.type == .ended)
+    }
 }

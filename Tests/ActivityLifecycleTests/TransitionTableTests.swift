@@ -92,9 +92,14 @@ struct TransitionTableTests {
 
     @Test("mark stale (system, at staleDate)", arguments: ActivityState.allCases)
     func markStale(state: ActivityState) {
-        // At the stale date; for the pending activity, before its start date.
+        // At the stale date — for the pending activity, while it is still pending.
         let expected: Expected = state == .active ? .to(.stale) : .noOp
-        check(state, .markStale, at: { $0.activity!.content.staleDate! }, expect: expected)
+        check(
+            state,
+            .markStale,
+            at: { $0.state == .pending ? $0.now : $0.activity!.content.staleDate! },
+            expect: expected
+        )
     }
 
     @Test("end (app)", arguments: ActivityState.allCases)
@@ -116,7 +121,7 @@ struct TransitionTableTests {
         check(
             state,
             .end(.init(dismissal: .default, reason: .lifetimeExceeded)),
-            at: { $0.activity!.requestedAt + .hours(8) },
+            at: { $0.state == .pending ? $0.now : $0.activity!.requestedAt + .hours(8) },
             expect: expected[state]!
         )
     }

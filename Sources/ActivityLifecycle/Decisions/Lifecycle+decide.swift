@@ -23,12 +23,13 @@ extension Lifecycle {
             events = []
             produced = [try requested(request, at: now, context: context)]
         } else if command.cause == .system {
-            // Time-driven commands are the deadlines themselves: applied at their due time.
+            // Time-driven commands are the deadlines themselves: applied at their due time, after
+            // any deadline that came due strictly before it.
             guard let activity else { throw .activityNotFound }
-            before = activity
-            events = []
             let due = dueTime(of: command, for: activity).flatMap { $0 <= now ? max($0, activity.lastEventAt) : nil }
-            produced = try decideAtState(command, activity, at: due ?? now, rules: context.app)
+            let time = due ?? now
+            (before, events) = applyDueDeadlines(to: activity, at: time - .microseconds(1))
+            produced = try decideAtState(command, before!, at: max(time, before!.lastEventAt), rules: context.app)
         } else {
             guard let activity else { throw .activityNotFound }
             (before, events) = applyDueDeadlines(to: activity, at: now)

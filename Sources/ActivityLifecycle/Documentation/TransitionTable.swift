@@ -30,8 +30,6 @@ public struct TransitionTable: Sendable {
         public let command: Command
         /// The command's name, with what sets this row apart.
         public let label: String
-        /// When the command is evaluated: time-driven commands when their deadline is due.
-        public let time: Timestamp
         public let outcomes: [Column: Outcome]
     }
 
@@ -66,34 +64,39 @@ public struct TransitionTable: Sendable {
         }
         let startDate = r + lifetime / 8
         let staleDate = r + lifetime / 4
-        let fixtures: [Column: Activity?] = [
-            .none: nil,
-            .state(.pending): run([(request(startDate: startDate), r - .seconds(60))]),
-            .state(.active): run([(request(staleDate: staleDate), r - .seconds(60))]),
-            .state(.stale): run([
-                (request(staleDate: r - .seconds(30)), r - .seconds(60)), (.markStale, r - .seconds(30)),
-            ]),
-            .state(.ended): run([(request(), r - .seconds(120)), (.end(.init(dismissal: .default)), r - .seconds(60))]),
-            .state(.dismissed): run([
-                (request(), r - .seconds(120)), (.end(.init(dismissal: .immediate)), r - .seconds(60)),
-            ]),
+        // One activity per state. The active one has a stale date coming, except for the
+        // lifetime row, where a stale date passing first would show up in the cell.
+        func fixtures(activeStaleDate: Timestamp?) -> [Column: Activity?] {
+            [
+                .none: nil,
+                .state(.pending): run([(request(startDate: startDate), r - .seconds(60))]),
+                .state(.active): run([(request(staleDate: activeStaleDate), r - .seconds(60))]),
+                .state(.stale): run([
+                    (request(staleDate: r - .seconds(30)), r - .seconds(60)), (.markStale, r - .seconds(30)),
+                ]),
+                .state(.ended): run([
+                    (request(), r - .seconds(120)), (.end(.init(dismissal: .default)), r - .seconds(60)),
+                ]),
+                .state(.dismissed): run([
+                    (request(), r - .seconds(120)), (.end(.init(dismissal: .immediate)), r - .seconds(60)),
+                ]),
+            ]
+        }
+        let lifetimeEnd = Command.end(.init(dismissal: .default, reason: .lifetimeExceeded))
+        // App and device commands at the reference time, when nothing is due; a time-driven
+        // command when its own deadline is due, on the activities that have one.
+        let commands: [Command] = [
+            request(), request(startDate: r + lifetime), .start, .update(.init(content: content(step: 2))), .markStale,
+            .end(.init(dismissal: .default)), lifetimeEnd, .dismiss(.deadline), .dismiss(.userRemoved),
+            .registerPushToken("token-2"),
         ]
-        let commands: [(Command, Timestamp)] = [
-            (request(), r),
-            (request(startDate: r + lifetime), r),
-            (.start, startDate),
-            (.update(.init(content: content(step: 2))), r),
-            (.markStale, staleDate),
-            (.end(.init(dismissal: .default)), r),
-            (.end(.init(dismissal: .default, reason: .lifetimeExceeded)), r + lifetime),
-            (.dismiss(.deadline), r + lifecycle.policy.dismissalWindow),
-            (.dismiss(.userRemoved), r),
-            (.registerPushToken("token-2"), r),
-        ]
-        rows = commands.map { command, time in
+        rows = commands.map { command in
+            let fixtures = fixtures(activeStaleDate: command == lifetimeEnd ? nil : staleDate)
             var outcomes: [Column: Outcome] = [:]
             for column in Column.allCases {
                 let activity = fixtures[column] ?? nil
+                let time =
+                    activity.flatMap { command.cause == .system ? lifecycle.dueTime(of: command, for: $0) : nil } ?? r
                 let events: [ActivityEvent]
                 do throws(Rejection) {
                     events = try lifecycle.decide(command, for: activity, at: time, context: context)
@@ -109,7 +112,7 @@ public struct TransitionTable: Sendable {
                 case .request(let request) where request.startDate != nil: "request (future start date)"
                 default: command.name
                 }
-            return Row(command: command, label: label, time: time, outcomes: outcomes)
+            return Row(command: command, label: label, outcomes: outcomes)
         }
     }
 }
