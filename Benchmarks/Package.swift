@@ -11,11 +11,21 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // What the load benchmarks share: a private cluster, reporting.
+        .target(
+            name: "BenchmarkSupport",
+            dependencies: [
+                .product(name: "EmbeddedPostgres", package: "liveline"),
+                .product(name: "Postgres", package: "liveline"),
+            ],
+            path: "BenchmarkSupport"
+        ),
         // 100,000 deadlines coming due over a minute, applied by the deadline worker:
         // scripts/benchmark-deadlines.sh.
         .executableTarget(
             name: "DeadlineBenchmark",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "ActivityLifecycle", package: "liveline"),
                 .product(name: "EmbeddedPostgres", package: "liveline"),
                 .product(name: "EventStore", package: "liveline"),
@@ -28,6 +38,7 @@ let package = Package(
         .executableTarget(
             name: "AppendBenchmark",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "ActivityLifecycle", package: "liveline"),
                 .product(name: "EmbeddedPostgres", package: "liveline"),
                 .product(name: "EventStore", package: "liveline"),

@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import BenchmarkSupport
 import EmbeddedPostgres
 import EventStore
 import Foundation
@@ -25,25 +26,10 @@ struct AppendBenchmark {
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
 
-        let folder = URL(filePath: "/tmp/liveline-bench-\(getpid())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
-        var configuration = EmbeddedPostgres.Configuration(
-            dataDirectory: folder.appending(path: "data"),
-            socketDirectory: folder.appending(path: "run")
-        )
-        configuration.settings = ["max_connections": "100", "shared_buffers": "256MB"]
-        let cluster = try EmbeddedPostgres.start(configuration, logger: logger)
-        defer {
-            try? cluster.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
-        let admin = try ConnectionPool(
-            configuration: .init(connectionString: cluster.url(database: "postgres")),
-            logger: logger
-        )
-        try await admin.using { try await $0.withConnection { try $0.execute("CREATE DATABASE bench") } }
-        let url = cluster.url(database: "bench")
+        let database = try await BenchmarkDatabase.start(logger: logger)
+        defer { database.stop() }
+        let cluster = database.cluster
+        let url = database.url
 
         let pool = try ConnectionPool(
             configuration: .init(connectionString: url, maximumConnections: clients),
@@ -77,7 +63,6 @@ struct AppendBenchmark {
         let pgbench = try runPgbench(
             script: script,
             cluster: cluster,
-            folder: folder,
             clients: clients,
             seconds: seconds
         )
@@ -195,11 +180,11 @@ struct AppendBenchmark {
     static func runPgbench(
         script: (script: String, variables: [String: String]),
         cluster: EmbeddedPostgres,
-        folder: URL,
         clients: Int,
         seconds: Int
     ) throws -> Double {
-        let file = folder.appending(path: "append.sql")
+        let file = FileManager.default.temporaryDirectory.appending(path: "liveline-append-\(getpid()).sql")
+        defer { try? FileManager.default.removeItem(at: file) }
         try script.script.write(to: file, atomically: true, encoding: .utf8)
         let (status, text) = try ChildProcess.run(
             [
@@ -221,18 +206,5 @@ struct AppendBenchmark {
 
     static func value(of option: String, in arguments: [String]) -> String? {
         arguments.firstIndex(of: option).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
-    }
-}
-
-/// Writes a line at once (print's buffer would hold it back when the output is a file).
-func report(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }

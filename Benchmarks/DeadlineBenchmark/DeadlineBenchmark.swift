@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import BenchmarkSupport
 import EmbeddedPostgres
 import EventStore
 import Foundation
@@ -23,25 +24,9 @@ struct DeadlineBenchmark {
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
 
-        let folder = URL(filePath: "/tmp/liveline-bench-\(getpid())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
-        var configuration = EmbeddedPostgres.Configuration(
-            dataDirectory: folder.appending(path: "data"),
-            socketDirectory: folder.appending(path: "run")
-        )
-        configuration.settings = ["max_connections": "100", "shared_buffers": "256MB"]
-        let cluster = try EmbeddedPostgres.start(configuration, logger: logger)
-        defer {
-            try? cluster.stop()
-            try? FileManager.default.removeItem(at: folder)
-        }
-        let admin = try ConnectionPool(
-            configuration: .init(connectionString: cluster.url(database: "postgres")),
-            logger: logger
-        )
-        try await admin.using { try await $0.withConnection { try $0.execute("CREATE DATABASE bench") } }
-        let url = cluster.url(database: "bench")
+        let database = try await BenchmarkDatabase.start(logger: logger)
+        defer { database.stop() }
+        let url = database.url
         let pool = try ConnectionPool(
             configuration: .init(connectionString: url, maximumConnections: 8),
             logger: logger
@@ -124,17 +109,5 @@ struct DeadlineBenchmark {
         report(String(format: "applied %d stale deadlines over %.1f s (due over %d s)", applied, span, window))
         report(String(format: "lag behind due time: p50 %.3f s, p99 %.3f s, max %.3f s", p50, p99, worst))
         await pool.shutdown()
-    }
-}
-
-func report(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }

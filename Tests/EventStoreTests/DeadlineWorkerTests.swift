@@ -146,11 +146,7 @@ struct DeadlineWorkerTests {
     )
     func realTime() async throws {
         let fixture = try await StoreFixture.make()
-        let listener = try NotificationListener(
-            connectionString: fixture.database,
-            channels: [AppendNotifier.channel],
-            logger: TestDatabase.logger
-        )
+        let listener = try fixture.makeListener()
         try await TestDatabase.withPool(fixture.database) { pool in
             let notifier = AppendNotifier(pool: pool)
             let store = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)

@@ -9,11 +9,7 @@ struct LiveFeedTests {
     @Test("a reader waiting for events gets those another process appends, woken by its notifier")
     func wakesAcrossProcesses() async throws {
         let fixture = try await StoreFixture.make()
-        let listener = try NotificationListener(
-            connectionString: fixture.database,
-            channels: [AppendNotifier.channel],
-            logger: TestDatabase.logger
-        )
+        let listener = try fixture.makeListener()
         try await TestDatabase.withPool(fixture.database) { pool in
             let notifier = AppendNotifier(pool: pool)
             let writer = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)
@@ -60,11 +56,7 @@ struct LiveFeedTests {
     @Test("a reader with nothing to read gives up after its timeout with no events")
     func timesOut() async throws {
         let fixture = try await StoreFixture.make()
-        let listener = try NotificationListener(
-            connectionString: fixture.database,
-            channels: [AppendNotifier.channel],
-            logger: TestDatabase.logger
-        )
+        let listener = try fixture.makeListener()
         try await fixture.withStore { store in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }

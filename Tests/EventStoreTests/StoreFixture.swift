@@ -28,6 +28,15 @@ struct StoreFixture {
         }
     }
 
+    /// A listener on the channel the store's notifier uses (run it to start listening).
+    func makeListener() throws -> NotificationListener {
+        try NotificationListener(
+            connectionString: database,
+            channels: [AppendNotifier.channel],
+            logger: TestDatabase.logger
+        )
+    }
+
     func stream(_ id: String) -> StreamID {
         StreamID(app: app, activity: ActivityID(rawValue: id)!)
     }
