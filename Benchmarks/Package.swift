@@ -1,7 +1,17 @@
 // swift-tools-version:6.2
 // Benchmarks of Liveline, in a package of their own so that building and testing Liveline does
-// not build the benchmark harness. Run them with scripts/benchmark-lifecycle.sh.
+// not build the benchmark harness. Run them with scripts/benchmark-lifecycle.sh,
+// scripts/benchmark-append.sh and scripts/benchmark-deadlines.sh.
 import PackageDescription
+
+/// What the load benchmarks (a private cluster, the event store) depend on.
+let loadBenchmarkDependencies: [Target.Dependency] = [
+    "BenchmarkSupport",
+    .product(name: "ActivityLifecycle", package: "liveline"),
+    .product(name: "EmbeddedPostgres", package: "liveline"),
+    .product(name: "EventStore", package: "liveline"),
+    .product(name: "Postgres", package: "liveline"),
+]
 
 let package = Package(
     name: "liveline-benchmarks",
@@ -24,26 +34,14 @@ let package = Package(
         // scripts/benchmark-deadlines.sh.
         .executableTarget(
             name: "DeadlineBenchmark",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "ActivityLifecycle", package: "liveline"),
-                .product(name: "EmbeddedPostgres", package: "liveline"),
-                .product(name: "EventStore", package: "liveline"),
-                .product(name: "Postgres", package: "liveline"),
-            ],
+            dependencies: loadBenchmarkDependencies,
             path: "DeadlineBenchmark"
         ),
         // The event store's append path against pgbench running the same SQL:
         // scripts/benchmark-append.sh.
         .executableTarget(
             name: "AppendBenchmark",
-            dependencies: [
-                "BenchmarkSupport",
-                .product(name: "ActivityLifecycle", package: "liveline"),
-                .product(name: "EmbeddedPostgres", package: "liveline"),
-                .product(name: "EventStore", package: "liveline"),
-                .product(name: "Postgres", package: "liveline"),
-            ],
+            dependencies: loadBenchmarkDependencies,
             path: "AppendBenchmark"
         ),
         .executableTarget(
