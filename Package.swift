@@ -28,6 +28,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // The pure domain: ids, content, states, commands, events, the state machine, deadlines,
@@ -75,16 +79,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The HTTP API on Hummingbird: `buildApplication(…)`.
+        // The HTTP API on Hummingbird: `buildApplication(…)`. Its types and routing are generated
+        // from openapi.yaml, which it also serves.
         .target(
             name: "LivelineHTTP",
             dependencies: [
+                "ActivityLifecycle",
                 "EventStore",
                 "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            resources: [.copy("openapi.yaml")],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
         // The `liveline` commands: serve, dev, migrate.
         .target(
@@ -146,17 +160,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Calls the server through a client generated from the same openapi.yaml (a symlink).
         .testTarget(
             name: "LivelineHTTPTests",
             dependencies: [
+                "ActivityLifecycle",
                 "LivelineHTTP",
                 "EventStore",
                 "Postgres",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
     ]
 )

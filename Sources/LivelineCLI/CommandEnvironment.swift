@@ -2,8 +2,12 @@ import ActivityLifecycle
 import ArgumentParser
 import EventStore
 import Foundation
+import Hummingbird
+import LivelineHTTP
 import Logging
+import Metrics
 import Postgres
+import Prometheus
 import ServiceLifecycle
 
 /// What every command sets up the same way: configuration, logging, the database pool, the
@@ -42,10 +46,19 @@ struct CommandEnvironment {
         return policy
     }
 
-    /// The services that run beside the HTTP server, in dependency order: the pool, the
-    /// notification listener, the append notifier, the deadline worker. Applies
-    /// `LIVELINE_GLOBAL_MAX_OPEN` to the database when it is set.
-    func serverServices(pool: ConnectionPool, databaseURL: String) async throws -> [any Service] {
+    /// The HTTP application on `pool` and the services that run beside it, in dependency order:
+    /// `before` (the embedded cluster of `dev`), the pool, the notification listener, the
+    /// append notifier, the deadline worker. Applies `LIVELINE_GLOBAL_MAX_OPEN` to the database
+    /// when it is set, and sends the process's metrics to `/metrics`.
+    func makeApplication(
+        pool: ConnectionPool,
+        databaseURL: String,
+        migrator: Migrator,
+        adminKey: String?,
+        runningAfter before: [any Service] = []
+    ) async throws -> some ApplicationProtocol {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let listener = try NotificationListener(
             connectionString: databaseURL,
             channels: [AppendNotifier.channel],
@@ -58,7 +71,18 @@ struct CommandEnvironment {
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
-        return [pool, listener, notifier, worker]
+        return try buildApplication(
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            api: APIDependencies(
+                store: store,
+                migrator: migrator,
+                listener: listener,
+                adminKey: adminKey,
+                metrics: registry
+            ),
+            services: before + [pool, listener, notifier, worker],
+            logger: logger
+        )
     }
 
     /// The configured database URL; commands other than `dev` have no embedded default.

@@ -1,9 +1,9 @@
+import ActivityLifecycle
 import ArgumentParser
 import EmbeddedPostgres
 import EventStore
 import Foundation
 import Hummingbird
-import LivelineHTTP
 import NIOPosix
 import Postgres
 import ServiceLifecycle
@@ -38,6 +38,10 @@ struct Dev: AsyncParsableCommand {
             let migrator = try environment.makeMigrator(pool: pool)
             try await migrator.migrate(logger: logger)
 
+            let adminKey = configuration.adminKey ?? DevelopmentKeys.newAdminKey()
+            let demo = try await DevelopmentKeys.demoAppKey(
+                store: EventStore(pool: pool, lifecycle: Lifecycle(policy: environment.lifecyclePolicy))
+            )
             let base = "http://\(configuration.host):\(configuration.port)"
             // Written at once (not through print's buffer) so it precedes the server's log lines.
             FileHandle.standardOutput.write(
@@ -45,21 +49,43 @@ struct Dev: AsyncParsableCommand {
                     """
 
                     Liveline is starting at \(base)
-                      database:  \(databaseURL)
-                      try:       curl \(base)/readyz
-                    Press Ctrl-C to stop.
+                      database:      \(databaseURL)
+                      admin key:     \(adminKey)\(configuration.adminKey == nil ? "  (new each start; set LIVELINE_ADMIN_KEY to keep one)" : "")
+                      app "\(demo.app)":    key \(demo.secret)  (issued now; shown once)
+                    Try:
+                      curl -s -X POST \(base)/v1/activities -H 'Authorization: Bearer \(demo.secret)' \\
+                        -H 'Content-Type: application/json' \\
+                        -d '{"activityType":"Delivery","contentState":{"eta":"12:30","stage":"packed"}}'
+                    The API is described at \(base)/openapi.yaml and in docs/api.md. Press Ctrl-C to stop.
 
 
                     """.utf8
                 )
             )
-            let app = buildApplication(
-                configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            let app = try await environment.makeApplication(
+                pool: pool,
+                databaseURL: databaseURL,
                 migrator: migrator,
-                services: services + (try await environment.serverServices(pool: pool, databaseURL: databaseURL)),
-                logger: logger
+                adminKey: adminKey,
+                runningAfter: services
             )
             try await app.runService()
         }
+    }
+}
+
+/// The keys `liveline dev` prints: an admin key, and a key of the demo app, made on first use.
+enum DevelopmentKeys {
+    static let demoApp = AppID(rawValue: "demo")!
+
+    static func newAdminKey() -> String {
+        "ll_admin_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    }
+
+    static func demoAppKey(store: EventStore) async throws -> IssuedAPIKey {
+        if try await store.app(demoApp) == nil {
+            try await store.createApp(demoApp, AppSettings(bundleID: "com.example.demo"))
+        }
+        return try await store.issueKey(for: demoApp)
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Hummingbird
-import LivelineHTTP
 
 /// `liveline serve`: the HTTP API and the deadline worker, until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
@@ -13,13 +12,11 @@ struct Serve: AsyncParsableCommand {
             let environment = try CommandEnvironment.make(options)
             let databaseURL = try environment.requireDatabaseURL()
             let pool = try environment.makePool(databaseURL: databaseURL)
-            let app = buildApplication(
-                configuration: .init(
-                    address: .hostname(environment.configuration.host, port: environment.configuration.port)
-                ),
+            let app = try await environment.makeApplication(
+                pool: pool,
+                databaseURL: databaseURL,
                 migrator: try environment.makeMigrator(pool: pool),
-                services: try await environment.serverServices(pool: pool, databaseURL: databaseURL),
-                logger: environment.logger
+                adminKey: environment.configuration.adminKey
             )
             try await app.runService()
         }

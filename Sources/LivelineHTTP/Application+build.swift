@@ -1,25 +1,83 @@
+public import ActivityLifecycle
 public import EventStore
 public import Hummingbird
 public import Logging
+import OpenAPIHummingbird
+import OpenAPIRuntime
+public import Postgres
+public import Prometheus
 public import ServiceLifecycle
 
-/// Builds the Liveline HTTP application.
+/// What the API works with.
+public struct APIDependencies: Sendable {
+    public var store: EventStore
+    /// Compared with the database by `/readyz`.
+    public var migrator: Migrator
+    /// Wakes the event stream when events are appended.
+    public var listener: NotificationListener
+    /// The key of the admin operations; `nil` turns them off.
+    public var adminKey: String?
+    /// Served at `/metrics`; the process's metrics factory should write into it.
+    public var metrics: PrometheusCollectorRegistry
+    /// The time commands are decided at.
+    public var clock: @Sendable () -> Timestamp
+
+    public init(
+        store: EventStore,
+        migrator: Migrator,
+        listener: NotificationListener,
+        adminKey: String?,
+        metrics: PrometheusCollectorRegistry,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
+    ) {
+        self.store = store
+        self.migrator = migrator
+        self.listener = listener
+        self.adminKey = adminKey
+        self.metrics = metrics
+        self.clock = clock
+    }
+}
+
+/// The largest request body accepted: far above the 4 KiB of attributes and content state an
+/// activity may hold, far below what could hurt the server.
+public let maximumRequestBodySize = 64 * 1024
+
+/// Builds the Liveline HTTP application: the operations of openapi.yaml (generated routing),
+/// with problem responses, authentication, request metrics and the body size limit.
 ///
 /// - Parameters:
 ///   - configuration: where to listen.
-///   - migrator: compared with the database by `/readyz`.
-///   - services: what runs beside the server — the connection pool, the deadline worker, the
-///     embedded PostgreSQL of `liveline dev` — each listed after what it depends on: they start
-///     in this order and stop in the reverse order, once the server has drained.
+///   - services: what runs beside the server — the connection pool, the notification listener,
+///     the deadline worker, the embedded PostgreSQL of `liveline dev` — each listed after what it
+///     depends on: they start in this order and stop in the reverse order, once the server has
+///     drained.
 public func buildApplication(
     configuration: ApplicationConfiguration,
-    migrator: Migrator,
+    api dependencies: APIDependencies,
     services: [any Service],
     logger: Logger
-) -> some ApplicationProtocol {
+) throws -> some ApplicationProtocol {
     let router = Router()
+    router.add(middleware: RouterProblemMiddleware())
+    router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
-    HealthController(migrator: migrator).addRoutes(to: router)
+    router.add(middleware: BodySizeLimitMiddleware(maximumBodySize: maximumRequestBodySize))
+    let authenticator = Authenticator(store: dependencies.store, adminKey: dependencies.adminKey)
+    let api = LivelineAPI(
+        dependencies: dependencies,
+        authenticator: authenticator,
+        document: try OpenAPIDocument.bytes(),
+        logger: logger
+    )
+    try api.registerHandlers(
+        on: router,
+        configuration: .init(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
+        middlewares: [
+            ProblemResponses(logger: logger), PlainResponseHeaders(),
+            AuthenticationMiddleware(authenticator: authenticator),
+        ]
+    )
     return Application(
         router: router,
         configuration: configuration,

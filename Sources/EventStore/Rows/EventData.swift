@@ -1,4 +1,4 @@
-import ActivityLifecycle
+public import ActivityLifecycle
 import Foundation
 import Postgres
 
@@ -39,5 +39,13 @@ enum EventData {
         } catch {
             throw EventStoreError.unreadableRow("data of \(type.rawValue): \(error)")
         }
+    }
+}
+
+extension StoredEvent {
+    /// The event's `data` as stored in the log's `data` column (docs/event-log.md).
+    public var data: JSONObject {
+        // `encode` writes an object of plain values, which always parses.
+        try! JSONParser.parseObject(EventData.encode(event.payload).utf8)
     }
 }

@@ -53,3 +53,22 @@ extension EventStore {
         try await pool.withConnection { try StoreQueries.openCounts(of: app, $0) }
     }
 }
+
+/// An app as the admin API shows it: its settings and how many of its activities are open.
+public struct AppSummary: Hashable, Sendable {
+    public let app: AppID
+    public let settings: AppSettings
+    public let openActivities: Int
+}
+
+extension EventStore {
+    /// Every app, by id.
+    public func apps() async throws -> [AppSummary] {
+        try await pool.withConnection { try StoreQueries.apps(only: nil, $0) }
+    }
+
+    /// One app, or `nil`.
+    public func app(_ app: AppID) async throws -> AppSummary? {
+        try await pool.withConnection { try StoreQueries.apps(only: app, $0).first }
+    }
+}

@@ -50,6 +50,7 @@ extension EventStore {
                 return replay
             }
         }
+        StoreMetrics.record(result)
         if case .accepted(_, let events) = result.outcome, !events.isEmpty, !result.isReplay {
             notifier?.eventsAppended()
         }

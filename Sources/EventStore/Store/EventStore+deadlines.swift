@@ -46,6 +46,7 @@ extension EventStore {
             }
             return appended
         }
+        StoreMetrics.recordAppended(appended)
         if !appended.isEmpty {
             notifier?.eventsAppended()
         }

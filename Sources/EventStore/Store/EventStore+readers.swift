@@ -66,6 +66,11 @@ extension EventStore {
         }
     }
 
+    /// How many activities of all apps are in each open state.
+    public func openActivitiesByState() async throws -> [ActivityState: Int] {
+        try await pool.withConnection { try StoreQueries.openActivitiesByState($0) }
+    }
+
     /// Refused commands of an app, newest first.
     public func rejections(of app: AppID, code: String? = nil, limit: Int) async throws -> [RecordedRejection] {
         try await pool.withConnection { try StoreQueries.rejections(of: app, code: code, limit: limit, $0) }

@@ -344,4 +344,73 @@ extension StoreQueries {
         try connection.query("SELECT min(next_deadline_at) FROM activities").single?
             .decode(0, as: PostgresTimestamp?.self).map(Timestamp.init)
     }
+
+    static func apps(only app: AppID?, _ connection: Connection) throws -> [AppSummary] {
+        try connection.query(
+            """
+            SELECT a.app_id, a.bundle_id, a.max_open, a.max_open_per_device, a.priority_budget_per_hour,
+                   a.frequent_updates,
+                   coalesce((SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id), 0)::bigint
+            FROM apps a
+            WHERE \(app?.rawValue)::text IS NULL OR a.app_id = \(app?.rawValue)
+            ORDER BY a.app_id
+            """
+        ).map { row in
+            AppSummary(
+                app: AppID(uncheckedRawValue: try row.decode(0)),
+                settings: AppSettings(
+                    bundleID: try row.decode(1),
+                    maxOpen: try row.decode(2),
+                    maxOpenPerDevice: try row.decode(3),
+                    priorityBudgetPerHour: try row.decode(4),
+                    frequentUpdates: try row.decode(5)
+                ),
+                openActivities: try row.decode(6)
+            )
+        }
+    }
+
+    static func insertKey(_ keyID: UUID, of app: AppID, secretDigest: [UInt8], _ connection: Connection) throws {
+        try connection.execute(
+            """
+            INSERT INTO api_keys (key_id, app_id, secret_sha256)
+            VALUES (\(keyID), \(app.rawValue), \(secretDigest))
+            """
+        )
+    }
+
+    static func revokeKey(_ keyID: UUID, of app: AppID, _ connection: Connection) throws -> Bool {
+        try connection.query(
+            """
+            UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+            WHERE key_id = \(keyID) AND app_id = \(app.rawValue)
+            RETURNING key_id
+            """
+        ).single != nil
+    }
+
+    static func keyHolder(secretDigest: [UInt8], _ connection: Connection) throws -> KeyHolder? {
+        try connection.query(
+            """
+            SELECT key_id, app_id FROM api_keys
+            WHERE secret_sha256 = \(secretDigest) AND revoked_at IS NULL
+            """
+        ).single.map { row in
+            KeyHolder(keyID: try row.decode(0), app: AppID(uncheckedRawValue: try row.decode(1)))
+        }
+    }
+
+    static func openActivitiesByState(_ connection: Connection) throws -> [ActivityState: Int] {
+        var counts: [ActivityState: Int] = [:]
+        for row in try connection.query(
+            """
+            SELECT state::text, count(*) FROM activities
+            WHERE state IN ('pending', 'active', 'stale') GROUP BY state
+            """
+        ) {
+            guard let state = ActivityState(rawValue: try row.decode(0)) else { continue }
+            counts[state] = try row.decode(1)
+        }
+        return counts
+    }
 }

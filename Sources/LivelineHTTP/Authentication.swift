@@ -1,0 +1,125 @@
+import ActivityLifecycle
+import Crypto
+import EventStore
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import Synchronization
+
+/// Who is calling, as established by `AuthenticationMiddleware` for the operation's duration.
+enum Caller: Sendable {
+    case app(AppID)
+    case admin
+    case anonymous
+
+    @TaskLocal static var current: Caller = .anonymous
+
+    /// The calling app; the middleware lets only app keys reach activity and event operations.
+    static func app() throws -> AppID {
+        guard case .app(let app) = current else { throw Problem.forbidden("This route takes an app's key.") }
+        return app
+    }
+}
+
+/// Recognises keys: the admin key from configuration, and apps' keys from the database, whose
+/// holders it remembers for a few seconds so that most requests skip the look-up.
+final class Authenticator: Sendable {
+    /// How long a key found in the database is trusted without looking again: a key revoked by
+    /// another process stops working within this time (at once in the revoking process).
+    static let memoryLifetime: Duration = .seconds(5)
+
+    private let store: EventStore
+    private let adminKeyDigest: [UInt8]?
+    private let remembered = Mutex<[String: (holder: KeyHolder, until: ContinuousClock.Instant)]>([:])
+
+    init(store: EventStore, adminKey: String?) {
+        self.store = store
+        self.adminKeyDigest = adminKey.map { Array(SHA256.hash(data: Array($0.utf8))) }
+    }
+
+    var acceptsAdminKey: Bool { adminKeyDigest != nil }
+
+    func isAdminKey(_ key: String) -> Bool {
+        guard let adminKeyDigest else { return false }
+        // Digests of equal length, compared without an early exit.
+        let digest = Array(SHA256.hash(data: Array(key.utf8)))
+        return zip(digest, adminKeyDigest).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// The app holding this key, unless it is unknown or revoked.
+    func holder(of key: String) async throws -> KeyHolder? {
+        let now = ContinuousClock.now
+        if let entry = remembered.withLock({ $0[key] }), entry.until > now {
+            return entry.holder
+        }
+        guard let holder = try await store.keyHolder(secret: key) else {
+            remembered.withLock { _ = $0.removeValue(forKey: key) }
+            return nil
+        }
+        remembered.withLock { $0[key] = (holder, now + Self.memoryLifetime) }
+        return holder
+    }
+
+    /// Stops trusting a revoked key at once.
+    func forget(_ keyID: UUID) {
+        remembered.withLock { entries in entries = entries.filter { $0.value.holder.keyID != keyID } }
+    }
+}
+
+/// Requires `Authorization: Bearer <key>`: the admin key on admin operations, an app's key on
+/// the others; operations that serve monitoring are open.
+struct AuthenticationMiddleware: ServerMiddleware {
+    let authenticator: Authenticator
+
+    static let openOperations: Set<String> = [
+        Operations.GetHealth.id, Operations.GetReadiness.id, Operations.GetMetrics.id,
+        Operations.GetOpenAPIDocument.id,
+    ]
+    static let adminOperations: Set<String> = [
+        Operations.CreateApp.id, Operations.ListApps.id, Operations.UpdateApp.id, Operations.IssueKey.id,
+        Operations.RevokeKey.id, Operations.SetLimits.id,
+    ]
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        metadata: ServerRequestMetadata,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        if Self.openOperations.contains(operationID) {
+            return try await next(request, body, metadata)
+        }
+        let caller = try await caller(presenting: try Self.bearerKey(of: request), for: operationID)
+        return try await Caller.$current.withValue(caller) { try await next(request, body, metadata) }
+    }
+
+    private func caller(presenting key: String, for operationID: String) async throws -> Caller {
+        if Self.adminOperations.contains(operationID) {
+            guard authenticator.acceptsAdminKey else {
+                throw Problem.unauthorized("The admin API is disabled: start the server with LIVELINE_ADMIN_KEY set.")
+            }
+            if authenticator.isAdminKey(key) { return .admin }
+            if try await authenticator.holder(of: key) != nil {
+                throw Problem.forbidden("This route takes the admin key; an app's key only reaches its activities.")
+            }
+            throw Problem.unauthorized("The key is not the admin key.")
+        }
+        if let holder = try await authenticator.holder(of: key) { return .app(holder.app) }
+        if authenticator.isAdminKey(key) {
+            throw Problem.forbidden("This route takes an app's key; the admin key manages apps and their keys.")
+        }
+        throw Problem.unauthorized("The key is unknown or revoked.")
+    }
+
+    private static func bearerKey(of request: HTTPRequest) throws -> String {
+        guard let authorization = request.headerFields[.authorization] else {
+            throw Problem.unauthorized("Send the key as Authorization: Bearer <key>.")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw Problem.unauthorized("The Authorization header must be Bearer <key>.")
+        }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+}

@@ -1,0 +1,88 @@
+import ActivityLifecycle
+
+/// Request bodies (generated from openapi.yaml) as commands, with the rules the schema types
+/// cannot say themselves. Sizes, timestamps and states are the state machine's to judge.
+extension Command.Request {
+    init(_ body: Components.Schemas.ActivityRequest) throws {
+        guard (1...IdentifierRules.maximumLength).contains(body.activityType.count) else {
+            throw Problem.invalidRequest("activityType must be 1–128 characters.", field: "/activityType")
+        }
+        self.init(
+            activityType: body.activityType,
+            attributes: body.attributes ?? .empty,
+            content: ActivityContent(
+                contentState: body.contentState,
+                staleDate: body.staleDate,
+                relevanceScore: body.relevanceScore
+            ),
+            startDate: body.startDate,
+            pushType: body.pushType,
+            style: body.style,
+            deviceID: body.deviceId,
+            timestamp: body.timestamp
+        )
+    }
+}
+
+extension Command.Update {
+    init(_ body: Components.Schemas.ActivityUpdate) {
+        self.init(
+            content: ActivityContent(
+                contentState: body.contentState,
+                staleDate: body.staleDate,
+                relevanceScore: body.relevanceScore
+            ),
+            alert: body.alert.map { Alert(title: $0.title, body: $0.body, sound: $0.sound) },
+            priority: body.priority,
+            timestamp: body.timestamp
+        )
+    }
+}
+
+extension Command.End {
+    init(_ body: Components.Schemas.ActivityEnd) throws {
+        let content: ActivityContent?
+        if let contentState = body.contentState {
+            content = ActivityContent(
+                contentState: contentState,
+                staleDate: body.staleDate,
+                relevanceScore: body.relevanceScore
+            )
+        } else {
+            guard body.staleDate == nil, body.relevanceScore == nil else {
+                throw Problem.invalidRequest(
+                    "staleDate and relevanceScore belong to final content: send contentState with them.",
+                    field: body.staleDate == nil ? "/relevanceScore" : "/staleDate"
+                )
+            }
+            content = nil
+        }
+        self.init(content: content, dismissal: try DismissalPolicy(body.dismissal), timestamp: body.timestamp)
+    }
+}
+
+extension DismissalPolicy {
+    init(_ dismissal: Components.Schemas.Dismissal?) throws {
+        switch (dismissal?.policy, dismissal?.date) {
+        case (nil, _), (._default, nil):
+            self = .default
+        case (.immediate, nil):
+            self = .immediate
+        case (.after, let date?):
+            self = .after(date)
+        case (.after, nil):
+            throw Problem.invalidRequest("The dismissal policy after needs a date.", field: "/dismissal/date")
+        case (.immediate, _?), (._default, _?):
+            throw Problem.invalidRequest("Only the dismissal policy after takes a date.", field: "/dismissal/date")
+        }
+    }
+}
+
+extension Command {
+    static func registerPushToken(_ body: Components.Schemas.PushTokenRegistration) throws -> Command {
+        guard (1...512).contains(body.pushToken.utf8.count) else {
+            throw Problem.invalidRequest("pushToken must be 1–512 bytes.", field: "/pushToken")
+        }
+        return .registerPushToken(body.pushToken)
+    }
+}

@@ -1,0 +1,64 @@
+import ActivityLifecycle
+import EventStore
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import Postgres
+import Prometheus
+
+extension LivelineAPI {
+    func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
+        .ok(.init(body: .json(.init(status: "ok"))))
+    }
+
+    func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
+        let status: Migrator.Status
+        do {
+            status = try await dependencies.migrator.status()
+        } catch let error as PostgresError {
+            logger.warning("readiness check failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw Problem.databaseUnavailable
+        } catch let error as MigrationError {
+            throw Problem(.serviceUnavailable, code: "migrations_mismatch", detail: error.description)
+        }
+        guard status.isCurrent else {
+            let pending = status.pending.map(\.fileName).joined(separator: ", ")
+            throw Problem(
+                .serviceUnavailable,
+                code: "migrations_pending",
+                detail: "Migrations not applied yet: \(pending). Run `liveline migrate`."
+            )
+        }
+        return .ok(.init(body: .json(.init(status: "ready"))))
+    }
+
+    func getMetrics(_ input: Operations.GetMetrics.Input) async throws -> Operations.GetMetrics.Output {
+        let registry = dependencies.metrics
+        do {
+            let open = try await store.openActivitiesByState()
+            for state in ActivityState.allCases where state.isOpen {
+                registry.makeGauge(descriptor: Self.openActivities, labels: [("state", state.rawValue)])
+                    .set(Double(open[state, default: 0]))
+            }
+        } catch let error as PostgresError {
+            // The other metrics still matter most when the database is away.
+            logger.warning("could not count open activities", metadata: ["error": "\(error)"])
+        }
+        return .ok(.init(body: .plainText(HTTPBody(registry.emitToBuffer()))))
+    }
+
+    private static var openActivities: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "liveline",
+            metricName: "open",
+            unitName: "activities",
+            helpText: "Open activities of all apps, by state, counted when scraped."
+        )
+    }
+
+    func getOpenAPIDocument(
+        _ input: Operations.GetOpenAPIDocument.Input
+    ) async throws -> Operations.GetOpenAPIDocument.Output {
+        .ok(.init(body: .yaml(HTTPBody(document))))
+    }
+}

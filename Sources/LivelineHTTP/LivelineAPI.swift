@@ -1,0 +1,216 @@
+import ActivityLifecycle
+import Crypto
+import EventStore
+import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import Postgres
+import Prometheus
+
+/// The operations of openapi.yaml. Each handler reads its input, runs one store call and shapes
+/// the answer; refusals are thrown as `Problem`s, answered by `ProblemResponses`.
+struct LivelineAPI: APIProtocol {
+    let dependencies: APIDependencies
+    let authenticator: Authenticator
+    let document: [UInt8]
+    let logger: Logger
+
+    var store: EventStore { dependencies.store }
+
+    // MARK: Activities
+
+    func requestActivity(_ input: Operations.RequestActivity.Input) async throws -> Operations.RequestActivity.Output {
+        guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
+        let app = try Caller.app()
+        let key = try input.headers.idempotencyKey.map(IdempotencyKeys.validated)
+        let activity = body.activityId ?? IdempotencyKeys.activityID(app: app, key: key)
+        let stored = try await run(
+            .request(try Command.Request(body)),
+            on: StreamID(app: app, activity: activity),
+            ifMatch: nil,
+            idempotencyKey: key,
+            request: (Operations.RequestActivity.id, body)
+        )
+        return .created(
+            .init(
+                headers: .init(eTag: EntityTag.of(stored), location: "/v1/activities/\(activity)"),
+                body: .json(.init(stored))
+            )
+        )
+    }
+
+    func getActivity(_ input: Operations.GetActivity.Input) async throws -> Operations.GetActivity.Output {
+        let stream = try stream(input.path.activityId)
+        guard let stored = try await store.activity(stream) else { throw Problem(Rejection.activityNotFound) }
+        return .ok(Self.response(stored))
+    }
+
+    func listActivities(_ input: Operations.ListActivities.Input) async throws -> Operations.ListActivities.Output {
+        let app = try Caller.app()
+        let page = try await store.activities(
+            of: app,
+            in: input.query.state,
+            limit: try Self.limit(input.query.limit, default: 50, maximum: 200),
+            after: try input.query.cursor.map(PageCursor.cursor)
+        )
+        return .ok(
+            .init(
+                body: .json(
+                    .init(activities: page.activities.map { .init($0) }, nextCursor: page.next.map(PageCursor.token))
+                )
+            )
+        )
+    }
+
+    func updateActivity(_ input: Operations.UpdateActivity.Input) async throws -> Operations.UpdateActivity.Output {
+        guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
+        let stored = try await run(
+            .update(Command.Update(body)),
+            on: try stream(input.path.activityId),
+            ifMatch: input.headers.ifMatch,
+            idempotencyKey: try input.headers.idempotencyKey.map(IdempotencyKeys.validated),
+            request: (Operations.UpdateActivity.id, body)
+        )
+        return .ok(Self.response(stored))
+    }
+
+    func endActivity(_ input: Operations.EndActivity.Input) async throws -> Operations.EndActivity.Output {
+        guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
+        let stored = try await run(
+            .end(try Command.End(body)),
+            on: try stream(input.path.activityId),
+            ifMatch: input.headers.ifMatch,
+            idempotencyKey: try input.headers.idempotencyKey.map(IdempotencyKeys.validated),
+            request: (Operations.EndActivity.id, body)
+        )
+        return .ok(Self.response(stored))
+    }
+
+    func reportDismissal(_ input: Operations.ReportDismissal.Input) async throws -> Operations.ReportDismissal.Output {
+        let stored = try await run(
+            .dismiss(.userRemoved),
+            on: try stream(input.path.activityId),
+            ifMatch: input.headers.ifMatch,
+            idempotencyKey: try input.headers.idempotencyKey.map(IdempotencyKeys.validated),
+            request: (Operations.ReportDismissal.id, JSONObject.empty)
+        )
+        return .ok(Self.response(stored))
+    }
+
+    func registerPushToken(
+        _ input: Operations.RegisterPushToken.Input
+    ) async throws -> Operations.RegisterPushToken.Output {
+        guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
+        let stored = try await run(
+            try .registerPushToken(body),
+            on: try stream(input.path.activityId),
+            ifMatch: input.headers.ifMatch,
+            idempotencyKey: try input.headers.idempotencyKey.map(IdempotencyKeys.validated),
+            request: (Operations.RegisterPushToken.id, body)
+        )
+        return .ok(Self.response(stored))
+    }
+
+    func listActivityEvents(
+        _ input: Operations.ListActivityEvents.Input
+    ) async throws -> Operations.ListActivityEvents.Output {
+        let events = try await store.events(of: try stream(input.path.activityId))
+        guard !events.isEmpty else { throw Problem(Rejection.activityNotFound) }
+        return .ok(.init(body: .json(.init(events: events.map { .init($0) }))))
+    }
+
+    // MARK: Shared steps
+
+    /// Runs a command of the calling app and answers with the activity it left, or throws the
+    /// refusal. `request` is what an idempotency key is bound to.
+    private func run(
+        _ command: Command,
+        on stream: StreamID,
+        ifMatch: String?,
+        idempotencyKey: String?,
+        request: (operation: String, body: some Encodable)
+    ) async throws -> StoredActivity {
+        let idempotency = try idempotencyKey.map { key in
+            IdempotencyKey(
+                key: key,
+                requestDigest: try IdempotencyKeys.digest(request.operation, stream.activity, ifMatch, request.body)
+            )
+        }
+        let result = try await store.execute(
+            command,
+            on: stream,
+            at: dependencies.clock(),
+            expectedVersion: try EntityTag.version(in: ifMatch),
+            idempotency: idempotency
+        )
+        switch result.outcome {
+        case .accepted(let stored, _): return stored
+        case .rejected(let rejection): throw Problem(rejection)
+        }
+    }
+
+    /// The calling app's stream of the activity the path names.
+    private func stream(_ activityID: String) throws -> StreamID {
+        guard let activity = ActivityID(rawValue: activityID) else {
+            throw Problem.invalidRequest(
+                "The activity id in the path must be \(IdentifierRules.requirement).",
+                field: "activityId"
+            )
+        }
+        return StreamID(app: try Caller.app(), activity: activity)
+    }
+
+    private static func response(_ stored: StoredActivity) -> Components.Responses.Activity {
+        .init(headers: .init(eTag: EntityTag.of(stored)), body: .json(.init(stored)))
+    }
+
+    /// A page size from the query, checked against its range.
+    static func limit(_ value: Int?, default defaultValue: Int, maximum: Int) throws -> Int {
+        guard let value else { return defaultValue }
+        guard (1...maximum).contains(value) else {
+            throw Problem.invalidRequest("limit must be between 1 and \(maximum).", field: "limit")
+        }
+        return value
+    }
+}
+
+/// `Idempotency-Key`: its syntax, the digest binding it to one request, and the activity id it
+/// stands for when a request names none.
+enum IdempotencyKeys {
+    static func validated(_ key: String) throws -> String {
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw Problem.invalidRequest(
+                "Idempotency-Key must be 1–255 visible ASCII characters, such as a UUID.",
+                field: "Idempotency-Key"
+            )
+        }
+        return key
+    }
+
+    /// SHA-256 of the operation, the activity, the precondition and the body in canonical JSON.
+    static func digest(
+        _ operation: String,
+        _ activity: ActivityID,
+        _ ifMatch: String?,
+        _ body: some Encodable
+    ) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var hash = SHA256()
+        hash.update(data: Array("\(operation)\n\(activity)\n\(ifMatch ?? "")\n".utf8))
+        hash.update(data: try encoder.encode(body))
+        return Array(hash.finalize())
+    }
+
+    /// A generated id: random, or — with an idempotency key — derived from it, so that a retry
+    /// names the same activity. Both are UUIDs in lowercase.
+    static func activityID(app: AppID, key: String?) -> ActivityID {
+        guard let key else { return ActivityID(uncheckedRawValue: UUID().uuidString.lowercased()) }
+        var bytes = Array(SHA256.hash(data: Array("\(app)\n\(key)".utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: custom
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // the RFC 9562 variant
+        let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        return ActivityID(uncheckedRawValue: uuid.uuidString.lowercased())
+    }
+}

@@ -1,0 +1,25 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// The generated code writes string headers in URI style, percent-encoding `"` and `/`; `ETag`
+/// and `Location` are sent as HTTP defines them instead: `"3"`, `/v1/activities/a1`.
+struct PlainResponseHeaders: ServerMiddleware {
+    static let fields: [HTTPField.Name] = [.eTag, .location]
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        metadata: ServerRequestMetadata,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var (response, responseBody) = try await next(request, body, metadata)
+        for name in Self.fields {
+            if let value = response.headerFields[name], let plain = value.removingPercentEncoding {
+                response.headerFields[name] = plain
+            }
+        }
+        return (response, responseBody)
+    }
+}

@@ -1,0 +1,147 @@
+import ActivityLifecycle
+import EventStore
+import HTTPTypes
+
+/// Every problem the API answers, in one place: docs/api.md lists the same codes.
+extension Problem {
+    /// A command refused by a rule of the state machine or a cap.
+    init(_ rejection: Rejection) {
+        let status: HTTPResponse.Status =
+            switch rejection {
+            case .activityNotFound: .notFound
+            case .dataTooLarge: .contentTooLarge
+            case .invalidTimestamp: .unprocessableContent
+            case .pushBudgetExhausted: .tooManyRequests
+            case .activityExists, .activityEnded, .activityDismissed, .outdatedUpdate, .targetMaximumExceeded,
+                .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue:
+                .conflict
+            }
+        var headers: HTTPFields = [:]
+        if case .pushBudgetExhausted(_, let retryAfter) = rejection {
+            headers[.retryAfter] = String(retryAfter.wholeSecondsRoundedUp)
+        }
+        self.init(
+            status,
+            code: rejection.code,
+            detail: rejection.description,
+            details: rejection.details,
+            headers: headers
+        )
+    }
+
+    /// A failure of the store that is the caller's to fix, or the database's.
+    init?(_ error: EventStoreError) {
+        switch error {
+        case .versionConflict(let expected, let actual?):
+            self.init(
+                .preconditionFailed,
+                code: "version_mismatch",
+                detail: "If-Match named version \(expected), but the activity is at version \(actual). "
+                    + "Read it again and retry on the new version.",
+                details: ["expected": .number(Double(expected)), "actual": .number(Double(actual))]
+            )
+        case .versionConflict(_, nil):
+            self.init(Rejection.activityNotFound)
+        case .idempotencyKeyReused(let key):
+            self.init(
+                .unprocessableContent,
+                code: "idempotency_key_reused",
+                detail: "The Idempotency-Key \"\(key)\" was already used with a different request. "
+                    + "Use a new key for a new request.",
+                details: ["idempotencyKey": .string(key)]
+            )
+        case .unknownApp(let app):
+            self = .appNotFound(app)
+        case .unreadableRow:
+            return nil
+        }
+    }
+
+    static func malformedJSON(_ reason: String) -> Problem {
+        Problem(.badRequest, code: "malformed_json", detail: "The body is not valid JSON: \(reason)")
+    }
+
+    /// A well-formed request that breaks the API's rules; `field` names where, as a JSON pointer.
+    static func invalidRequest(_ detail: String, field: String? = nil) -> Problem {
+        Problem(
+            .badRequest,
+            code: "invalid_request",
+            detail: detail,
+            details: field.map { ["field": .string($0)] } ?? [:]
+        )
+    }
+
+    static func unauthorized(_ detail: String) -> Problem {
+        Problem(
+            .unauthorized,
+            code: "unauthorized",
+            detail: detail,
+            headers: [.wwwAuthenticate: "Bearer realm=\"liveline\""]
+        )
+    }
+
+    static func forbidden(_ detail: String) -> Problem {
+        Problem(.forbidden, code: "forbidden", detail: detail)
+    }
+
+    static func routeNotFound(_ method: HTTPRequest.Method, _ path: String) -> Problem {
+        Problem(
+            .notFound,
+            code: "not_found",
+            detail: "No route \(method) \(path). The routes are listed in /openapi.yaml."
+        )
+    }
+
+    static func appNotFound(_ app: AppID) -> Problem {
+        Problem(
+            .notFound,
+            code: "app_not_found",
+            detail: "No app \"\(app)\".",
+            details: ["appId": .string(app.rawValue)]
+        )
+    }
+
+    static func appExists(_ app: AppID) -> Problem {
+        Problem(
+            .conflict,
+            code: "app_exists",
+            detail: "An app \"\(app)\" already exists.",
+            details: ["appId": .string(app.rawValue)]
+        )
+    }
+
+    static func keyNotFound(_ keyID: String) -> Problem {
+        Problem(.notFound, code: "key_not_found", detail: "The app has no key \(keyID).")
+    }
+
+    static func requestTooLarge(limit: Int) -> Problem {
+        Problem(
+            .contentTooLarge,
+            code: "request_too_large",
+            detail: "The body is over \(limit) bytes, the most a request may carry.",
+            details: ["limit": .number(Double(limit))]
+        )
+    }
+
+    static func unsupportedMediaType(_ received: String?) -> Problem {
+        Problem(
+            .unsupportedMediaType,
+            code: "unsupported_media_type",
+            detail: "Send the body as Content-Type: application/json"
+                + (received.map { "; got \($0)." } ?? "; the request had no Content-Type.")
+        )
+    }
+
+    static let databaseUnavailable = Problem(
+        .serviceUnavailable,
+        code: "database_unavailable",
+        detail: "The database is not reachable; nothing was changed. Retry shortly."
+    )
+
+    static let internalError = Problem(
+        .internalServerError,
+        code: "internal_error",
+        detail:
+            "Something went wrong on Liveline's side; it has been logged. A retry with the same Idempotency-Key is safe."
+    )
+}

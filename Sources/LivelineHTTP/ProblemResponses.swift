@@ -1,0 +1,125 @@
+import ActivityLifecycle
+import EventStore
+import Foundation
+import HTTPTypes
+import Logging
+import OpenAPIRuntime
+import Postgres
+
+/// The outermost OpenAPI middleware: answers every error of an operation — bad input found by
+/// the generated decoders, refusals of the handlers, failures of the database — with a problem.
+/// An error it does not know is logged and answered 500 without its internals.
+struct ProblemResponses: ServerMiddleware {
+    let logger: Logger
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        metadata: ServerRequestMetadata,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        do {
+            return try await next(request, body, metadata)
+        } catch {
+            let problem = problem(for: error, request: request, operationID: operationID)
+            return (HTTPResponse(status: problem.status, headerFields: problem.headerFields), problem.httpBody)
+        }
+    }
+
+    private func problem(for error: any Error, request: HTTPRequest, operationID: String) -> Problem {
+        let serverError = error as? ServerError
+        let cause = serverError?.underlyingError ?? error
+        switch cause {
+        case let problem as Problem:
+            return problem
+        case let decoding as DecodingError:
+            return Self.problem(for: decoding)
+        case let storeError as EventStoreError:
+            if let problem = Problem(storeError) { return problem }
+        case let postgres as PostgresError where postgres.isConnectionFailure:
+            logger.warning("database unavailable", metadata: ["operation": "\(operationID)", "error": "\(postgres)"])
+            return .databaseUnavailable
+        default:
+            // Errors of the OpenAPI runtime itself (its type is internal) are about the request:
+            // a wrong content type, a missing body or a parameter that does not parse.
+            if let serverError, String(describing: type(of: cause)) == "RuntimeError" {
+                return Self.problem(forRuntimeError: serverError.causeDescription, request: request)
+            }
+        }
+        logger.error(
+            "request failed",
+            metadata: ["operation": "\(operationID)", "error": "\(String(reflecting: cause))"]
+        )
+        return .internalError
+    }
+
+    private static func problem(forRuntimeError cause: String, request: HTTPRequest) -> Problem {
+        if cause.hasPrefix("Unexpected content type") {
+            return .unsupportedMediaType(request.headerFields[.contentType])
+        }
+        if cause == "Missing required request body" {
+            return .invalidRequest("The request needs a JSON body.")
+        }
+        return .invalidRequest(cause)
+    }
+
+    /// Says what is wrong with a body (or a parameter) and where, as a JSON pointer.
+    static func problem(for error: DecodingError) -> Problem {
+        switch error {
+        case .keyNotFound(let key, let context):
+            let field = pointer(context.codingPath + [key])
+            return .invalidRequest("The field \(field) is required.", field: field)
+        case .valueNotFound(_, let context):
+            let field = pointer(context.codingPath)
+            return .invalidRequest("The field \(field) must not be null.", field: field)
+        case .typeMismatch(let type, let context):
+            let field = pointer(context.codingPath)
+            return .invalidRequest("The field \(field) must be \(describe(type)).", field: field)
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return .malformedJSON(reason(context))
+        case .dataCorrupted(let context):
+            let field = pointer(context.codingPath)
+            if context.debugDescription.hasPrefix("Additional properties are disabled") {
+                return .invalidRequest(
+                    "Unknown field \(field); the fields each operation takes are listed in /openapi.yaml.",
+                    field: field
+                )
+            }
+            return .invalidRequest("The field \(field) is invalid: \(reason(context))", field: field)
+        @unknown default:
+            return .invalidRequest("The body does not match the operation's schema.")
+        }
+    }
+
+    private static func reason(_ context: DecodingError.Context) -> String {
+        if let underlying = context.underlyingError as? NSError,
+            let description = underlying.userInfo[NSDebugDescriptionErrorKey] as? String
+        {
+            return description
+        }
+        return context.debugDescription
+    }
+
+    private static func pointer(_ path: [any CodingKey]) -> String {
+        "/" + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type, is Int32.Type: "an integer"
+        case is Double.Type, is Float.Type: "a number"
+        case is [String: JSONValue].Type, is JSONObject.Type: "an object"
+        default:
+            if String(describing: type).hasPrefix("Array") {
+                "an array"
+            } else if String(describing: type).hasPrefix("Dictionary") {
+                "an object"
+            } else {
+                "of another type"
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+import ActivityLifecycle
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LivelineHTTP
+import Logging
+import Metrics
+import OpenAPIRuntime
+import Postgres
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+import TestSupport
+import Testing
+
+/// A live server on a loopback port and a fresh migrated database, with an admin key, a clock
+/// the test moves, and clients: generated from openapi.yaml, so that every response is checked
+/// against the document, and raw, for requests the document would not let one write.
+struct APIFixture: Sendable {
+    static let adminKey = "test-admin-key"
+
+    /// The process's metrics go here (the metrics system is bootstrapped once per process).
+    static let metrics: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        return registry
+    }()
+
+    let raw: any TestClientProtocol
+    let store: EventStore
+    let clock: TestClock
+
+    /// Runs `body` against a new server on `database` (by default a new migrated one).
+    static func run(
+        database: String? = nil,
+        migrations: [Migration]? = nil,
+        _ body: @Sendable (APIFixture) async throws -> Void
+    ) async throws {
+        let database = if let database { database } else { try await TestDatabase.makeMigrated() }
+        let pool = try ConnectionPool(
+            configuration: .init(connectionString: database, maximumConnections: 4, checkoutTimeout: .seconds(5)),
+            logger: TestDatabase.logger
+        )
+        let listener = try NotificationListener(
+            connectionString: database,
+            channels: [AppendNotifier.channel],
+            logger: TestDatabase.logger
+        )
+        let notifier = AppendNotifier(pool: pool)
+        let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: LifecyclePolicy()), notifier: notifier)
+        let clock = TestClock()
+        let app = try buildApplication(
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            api: APIDependencies(
+                store: store,
+                migrator: Migrator(
+                    migrations: try migrations ?? Migration.load(from: TestDatabase.migrationsDirectory),
+                    pool: pool
+                ),
+                listener: listener,
+                adminKey: adminKey,
+                metrics: metrics,
+                clock: { clock.now }
+            ),
+            services: [pool, listener, notifier],
+            logger: TestDatabase.logger
+        )
+        try await app.test(.live) { client in
+            try await body(APIFixture(raw: client, store: store, clock: clock))
+        }
+    }
+
+    /// A client presenting `key`.
+    func client(key: String?) -> Client {
+        Client(
+            serverURL: URL(string: "http://127.0.0.1")!,
+            configuration: .init(jsonEncodingOptions: [.sortedKeys]),
+            transport: TestClientTransport(client: raw),
+            middlewares: key.map { [BearerKey(key: $0)] } ?? []
+        )
+    }
+
+    var admin: Client { client(key: Self.adminKey) }
+
+    /// Creates an app through the admin API and returns a client with a key of it.
+    func makeApp(
+        _ id: String = "app-\(UUID().uuidString.prefix(8).lowercased())",
+        maxOpen: Int? = nil,
+        maxOpenPerDevice: Int? = nil,
+        priorityBudgetPerHour: Int? = nil
+    ) async throws -> (id: AppID, client: Client, key: Components.Schemas.IssuedKey) {
+        let app = AppID(rawValue: id)!
+        _ = try await admin.createApp(
+            body: .json(
+                .init(
+                    appId: app,
+                    bundleId: "com.example.\(id)",
+                    maxOpen: maxOpen,
+                    maxOpenPerDevice: maxOpenPerDevice,
+                    priorityBudgetPerHour: priorityBudgetPerHour
+                )
+            )
+        ).created
+        let key = try await admin.issueKey(path: .init(appId: id)).created.body.json
+        return (app, client(key: key.key), key)
+    }
+
+    /// Sends a request as it is, for what the generated client cannot express.
+    func send(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        key: String?,
+        headers: HTTPFields = [:],
+        body: [UInt8]? = nil,
+        contentType: String? = "application/json"
+    ) async throws -> TestResponse {
+        var headers = headers
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        if let contentType, body != nil, headers[.contentType] == nil { headers[.contentType] = contentType }
+        return try await raw.execute(
+            uri: uri,
+            method: method,
+            headers: headers,
+            body: body.map { ByteBuffer(bytes: $0) }
+        )
+    }
+}
+
+/// The time commands are decided at: starts at the real time, moves when the test says.
+final class TestClock: Sendable {
+    private let current = Mutex(Timestamp.now())
+
+    var now: Timestamp { current.withLock { $0 } }
+
+    func advance(by duration: Duration) {
+        current.withLock { $0 = $0 + duration }
+    }
+}
+
+/// The generated client's transport over Hummingbird's test client (whole bodies, no streaming).
+struct TestClientTransport: ClientTransport {
+    let client: any TestClientProtocol
+
+    func send(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var bytes: [UInt8]?
+        if let body { bytes = try await [UInt8](collecting: body, upTo: 1 << 20) }
+        let response = try await client.execute(
+            uri: request.path ?? "/",
+            method: request.method,
+            headers: request.headerFields,
+            body: bytes.map { ByteBuffer(bytes: $0) }
+        )
+        return (
+            HTTPResponse(status: response.status, headerFields: response.headers),
+            HTTPBody(Array(buffer: response.body))
+        )
+    }
+}
+
+/// Adds `Authorization: Bearer <key>`.
+struct BearerKey: ClientMiddleware {
+    let key: String
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(key)"
+        return try await next(request, body, baseURL)
+    }
+}
+
+/// The problem body of a response, checked against the document's `Problem` schema.
+func problem(_ response: TestResponse) throws -> Components.Schemas.Problem {
+    #expect(response.headers[.contentType] == "application/problem+json")
+    return try JSONDecoder().decode(Components.Schemas.Problem.self, from: Data(Array(buffer: response.body)))
+}
+
+extension Components.Schemas.Problem {
+    func detail(_ key: String) -> JSONValue? { details?.members[key] }
+}
+
+/// A valid activity id, for tests.
+func activityID(_ text: String) -> ActivityID { ActivityID(rawValue: text)! }

@@ -1,0 +1,98 @@
+import ActivityLifecycle
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import OpenAPIRuntime
+import TestSupport
+import Testing
+
+@Suite("Operations: health, readiness, metrics and the OpenAPI document over real HTTP")
+struct OperationsTests {
+    static let unreachable = "host=/nonexistent-liveline-socket dbname=none"
+
+    @Test("/healthz answers 200 while the process runs, whatever the database")
+    func healthz() async throws {
+        try await APIFixture.run(database: Self.unreachable) { api in
+            let status = try await api.client(key: nil).getHealth().ok.body.json.status
+            #expect(status == "ok")
+        }
+    }
+
+    @Test("/readyz answers 200 on a reachable, migrated database")
+    func ready() async throws {
+        try await APIFixture.run { api in
+            let status = try await api.client(key: nil).getReadiness().ok.body.json.status
+            #expect(status == "ready")
+        }
+    }
+
+    @Test("/readyz answers 503 migrations_pending, naming the files, before migrate")
+    func pendingMigrations() async throws {
+        try await APIFixture.run(database: try await TestDatabase.makeEmpty()) { api in
+            let body = try await api.client(key: nil).getReadiness().serviceUnavailable.body.applicationProblemJson
+            #expect(body.code == "migrations_pending")
+            #expect(body.status == 503)
+            #expect(body.detail.contains("0001_initial_schema.sql"))
+        }
+    }
+
+    @Test("/readyz answers 503 migrations_mismatch when an applied migration was edited")
+    func editedMigration() async throws {
+        var migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+        migrations[0] = Migration(version: 1, name: migrations[0].name, sql: "-- edited")
+        try await APIFixture.run(migrations: migrations) { api in
+            let body = try await api.client(key: nil).getReadiness().serviceUnavailable.body.applicationProblemJson
+            #expect(body.code == "migrations_mismatch")
+        }
+    }
+
+    @Test("/readyz answers 503 database_unavailable when PostgreSQL cannot be reached, without leaking details")
+    func databaseDown() async throws {
+        try await APIFixture.run(database: Self.unreachable) { api in
+            let body = try await api.client(key: nil).getReadiness().serviceUnavailable.body.applicationProblemJson
+            #expect(body.code == "database_unavailable")
+            #expect(!body.detail.contains("nonexistent"))
+        }
+    }
+
+    @Test("An activity route answers 503 database_unavailable, not 500, when PostgreSQL is away")
+    func commandWithDatabaseDown() async throws {
+        try await APIFixture.run(database: Self.unreachable) { api in
+            let response = try await api.send(.get, "/v1/activities/a1", key: "ll_whatever")
+            #expect(response.status == .serviceUnavailable)
+            #expect(try problem(response).code == "database_unavailable")
+        }
+    }
+
+    @Test("/openapi.yaml serves the document the server and this client were generated from")
+    func document() async throws {
+        let file = try Data(
+            contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "openapi.yaml")
+        )
+        try await APIFixture.run { api in
+            let response = try await api.send(.get, "/openapi.yaml", key: nil)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType] == "application/yaml")
+            #expect(Data(Array(buffer: response.body)) == file)
+        }
+    }
+
+    @Test("/metrics counts requests, appends, rejections by code and open activities by state")
+    func metrics() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp(maxOpen: 1)
+            for id in ["m1", "m2"] {
+                _ = try await app.client.requestActivity(
+                    body: .json(.init(activityId: activityID(id), activityType: "T", contentState: .empty))
+                )
+            }
+            let text = try await String(collecting: api.client(key: nil).getMetrics().ok.body.plainText, upTo: 1 << 20)
+            #expect(text.contains(#"liveline_events_appended_total{type="activity.requested"}"#))
+            #expect(text.contains(#"liveline_rejections_total{code="target_maximum_exceeded"}"#))
+            #expect(text.contains(#"liveline_open_activities{state="active"}"#))
+            #expect(text.contains("http_server_request_duration"))
+        }
+    }
+}
