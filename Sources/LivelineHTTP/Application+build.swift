@@ -76,6 +76,7 @@ public func buildApplication(
         middlewares: [
             ProblemResponses(logger: logger), PlainResponseHeaders(),
             AuthenticationMiddleware(authenticator: authenticator),
+            StrictJSONBodies(maximumBodySize: maximumRequestBodySize),
         ]
     )
     return Application(

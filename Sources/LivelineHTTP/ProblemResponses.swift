@@ -77,7 +77,8 @@ struct ProblemResponses: ServerMiddleware {
             let field = pointer(context.codingPath)
             return .invalidRequest("The field \(field) must be \(describe(type)).", field: field)
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return .malformedJSON(reason(context))
+            // Bodies are strict JSON by now (`StrictJSONBodies`): this is a parameter or value.
+            return .invalidRequest("The request is invalid: \(reason(context))")
         case .dataCorrupted(let context):
             let field = pointer(context.codingPath)
             if context.debugDescription.hasPrefix("Additional properties are disabled") {

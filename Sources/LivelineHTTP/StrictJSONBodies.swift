@@ -1,0 +1,37 @@
+import ActivityLifecycle
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+
+/// Checks every JSON body with Liveline's strict parser before the generated decoders see it:
+/// they tolerate trailing commas and the like, and say little about where JSON goes wrong. A
+/// body that is not strict JSON (RFC 8259, nesting at most 256 deep, finite numbers) is
+/// refused `malformed_json` with the byte offset and what was expected there.
+struct StrictJSONBodies: ServerMiddleware {
+    let maximumBodySize: Int
+
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        metadata: ServerRequestMetadata,
+        operationID: String,
+        next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        guard let body, Self.isJSON(request.headerFields[.contentType]) else {
+            return try await next(request, body, metadata)
+        }
+        let bytes = try await [UInt8](collecting: body, upTo: maximumBodySize)
+        do {
+            _ = try JSONParser.parse(bytes)
+        } catch {
+            throw Problem.malformedJSON(error.description)
+        }
+        return try await next(request, HTTPBody(bytes), metadata)
+    }
+
+    private static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased()
+        return mediaType == "application/json" || mediaType.hasSuffix("+json")
+    }
+}
