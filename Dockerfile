@@ -7,13 +7,17 @@ COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 RUN swift build -c release --product liveline --static-swift-stdlib \
-    && cp "$(swift build -c release --show-bin-path)/liveline" /usr/local/bin/liveline
+    && bin="$(swift build -c release --show-bin-path)" \
+    && cp "$bin/liveline" /usr/local/bin/liveline \
+    && cp -R "$bin/liveline_LivelineHTTP.resources" /usr/local/bin/
 
 FROM debian:bookworm-slim
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends libpq5 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --home /app liveline
 COPY --from=build /usr/local/bin/liveline /usr/local/bin/liveline
+# openapi.yaml, served at /openapi.yaml, is a resource bundle beside the executable.
+COPY --from=build /usr/local/bin/liveline_LivelineHTTP.resources /usr/local/bin/liveline_LivelineHTTP.resources
 COPY migrations /app/migrations
 WORKDIR /app
 USER liveline

@@ -367,7 +367,8 @@ struct BadInputTests {
             _ = try await app.client.requestActivity(
                 body: .json(.init(activityId: activityID("a1"), activityType: "T", contentState: .empty))
             ).created
-            let eventsBefore = try await api.store.events(after: 0, app: app.id, limit: 100)
+            let stream = StreamID(app: app.id, activity: activityID("a1"))
+            let eventsBefore = try await api.store.events(of: stream)
 
             for input in Self.cases {
                 let response = try await api.send(
@@ -390,8 +391,10 @@ struct BadInputTests {
 
             let health = try await api.client(key: nil).getHealth().ok.body.json.status
             #expect(health == "ok")
-            let eventsAfter = try await api.store.events(after: 0, app: app.id, limit: 100)
+            let eventsAfter = try await api.store.events(of: stream)
             #expect(eventsAfter == eventsBefore)
+            let activities = try await api.store.activities(of: app.id, limit: 100).activities
+            #expect(activities.map(\.stream) == [stream])
             let rejections = try await api.store.rejections(of: app.id, limit: 100)
             #expect(rejections.isEmpty)
             let activity = try await app.client.getActivity(path: .init(activityId: "a1")).ok.body.json

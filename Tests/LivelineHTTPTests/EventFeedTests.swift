@@ -21,6 +21,12 @@ struct EventFeedTests {
                     body: .json(.init(activityId: activityID("f\(index)"), activityType: "T", contentState: .empty))
                 ).created
             }
+            // The feed shows a commit once no older transaction is still running anywhere on the
+            // server (other tests' included): wait until all five are readable.
+            for _ in 0..<100 {
+                if try await app.client.readEventFeed().ok.body.json.events.count == 5 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             var after: Int64 = 0
             var seen: [String] = []
             while true {
