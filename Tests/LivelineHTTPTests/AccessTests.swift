@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 @Suite("Keys, isolation between apps, and the admin API over real HTTP")
@@ -186,6 +187,36 @@ struct IdempotencyTests {
             #expect(reused.code == "idempotency_key_reused")
             let recorded = try await api.store.rejections(of: app.id, limit: 10)
             #expect(recorded.count == 1)
+        }
+    }
+
+    @Test("Racing updates without If-Match all succeed, with contiguous versions")
+    func racingUpdates() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            _ = try await app.client.requestActivity(
+                body: .json(.init(activityId: activityID("hot"), activityType: "T", contentState: .empty))
+            ).created
+            // Each update on a connection of its own, so that they really race.
+            let port = try #require(api.raw.port)
+            let key = app.key.key
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        try await TestClient.withClient(host: "127.0.0.1", port: port) { connection in
+                            try await connection.post(
+                                "/v1/activities/hot/updates",
+                                headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                                body: ByteBuffer(string: #"{"contentState":{"n":\#(index)},"priority":5}"#)
+                            ).head.status
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: .ok, count: 40))
+            let events = try await app.client.listActivityEvents(path: .init(activityId: "hot")).ok.body.json.events
+            #expect(events.map(\.version) == Array(1...41))
         }
     }
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The HTTP API under load, and pgbench running the SQL of an update on the same database in the
+# same run. A release build of `liveline dev` serves on a private PostgreSQL cluster (default
+# durability), seeded with one app and $ACTIVITIES activities; wrk (a second process) drives
+#   1. updates only, then
+#   2. a realistic mix: 70 % updates, 15 % requests, 15 % ends,
+# over CONNECTIONS connections for SECONDS each; then pgbench runs the two statements an update
+# executes (the load query and liveline_append) with as many clients as the server has
+# database connections. Figures go to BENCHMARKS.md.
+#   scripts/benchmark-http.sh [--connections 32] [--seconds 20] [--pool 16]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CONNECTIONS=32
+SECONDS_PER_RUN=20
+POOL=16
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --connections) CONNECTIONS="$2"; shift 2 ;;
+        --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
+        --pool) POOL="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--seconds N] [--pool N]" >&2; exit 2 ;;
+    esac
+done
+export ACTIVITIES=1000
+PORT=18089
+ADMIN=bench-admin-key
+BASE="http://127.0.0.1:$PORT"
+
+command -v wrk > /dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+command -v pgbench > /dev/null || { apt-get update -qq && apt-get install -y -qq postgresql-client; }
+swift build -c release --product liveline
+BIN="$(swift build -c release --show-bin-path)/liveline"
+
+DATA="$(mktemp -d /tmp/liveline-http-bench-XXXXXX)"
+chmod 755 "$DATA"
+SERVER=""
+cleanup() {
+    if [[ -n "$SERVER" ]]; then kill -INT "$SERVER" 2> /dev/null || true; wait "$SERVER" 2> /dev/null || true; fi
+    rm -rf "$DATA"
+}
+trap cleanup EXIT
+
+LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" LIVELINE_LOG_LEVEL=warning \
+    LIVELINE_POOL_SIZE="$POOL" "$BIN" dev > "$DATA/server.out" 2> "$DATA/server.err" &
+SERVER=$!
+for _ in $(seq 1 120); do
+    curl -sf "$BASE/readyz" > /dev/null 2>&1 && break
+    sleep 0.5
+done
+curl -sf "$BASE/readyz" > /dev/null || { cat "$DATA/server.err" >&2; exit 1; }
+DATABASE_URL="$(sed -n 's/^ *database: *//p' "$DATA/server.out")"
+
+admin() { curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' "$@"; }
+admin -X POST "$BASE/v1/admin/apps" \
+    -d '{"appId":"bench","bundleId":"com.example.bench","maxOpen":10000000,"priorityBudgetPerHour":1000000}' > /dev/null
+admin -X PUT "$BASE/v1/admin/limits" -d '{"globalMaxOpen":100000000}' > /dev/null
+LIVELINE_KEY="$(admin -X POST "$BASE/v1/admin/apps/bench/keys" | sed 's/.*"key":"\([^"]*\)".*/\1/')"
+export LIVELINE_KEY
+
+seq 1 "$ACTIVITIES" | xargs -P 8 -I{} curl -sf -o /dev/null -X POST "$BASE/v1/activities" \
+    -H "Authorization: Bearer $LIVELINE_KEY" -H 'Content-Type: application/json' \
+    -d '{"activityId":"a{}","activityType":"delivery","attributes":{"order":"A-{}","store":"Lyon 3"},"contentState":{"status":"preparing","etaMinutes":30}}'
+
+run_wrk() {
+    wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
+    local rate p50 p99 errors
+    rate="$(awk '/^Requests\/sec:/ {print $2}' "$DATA/$1.txt")"
+    p50="$(awk '$1 == "50%" {print $2}' "$DATA/$1.txt")"
+    p99="$(awk '$1 == "99%" {print $2}' "$DATA/$1.txt")"
+    errors="$(awk '/Non-2xx or 3xx responses:/ {n += $NF} /Socket errors:/ {n += $4 + $6 + $8 + $10} END {print n + 0}' "$DATA/$1.txt" | tr -d ',')"
+    printf '%-8s %10s requests/s   p50 %8s   p99 %8s   errors %s\n' "$1" "$rate" "$p50" "$p99" "$errors"
+    echo "$rate" > "$DATA/$1.rate"
+}
+
+echo "connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL, activities: $ACTIVITIES"
+run_wrk updates
+run_wrk mix
+
+# The two statements of an update, with a real projection row and event data as parameters.
+ROW="$(psql "$DATABASE_URL" -Atc "SELECT to_jsonb(p)::text FROM activities p WHERE app_id = 'bench' AND activity_id = 'a1'")"
+EVENT="$(psql "$DATABASE_URL" -Atc "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1")"
+PER_CLIENT=$((ACTIVITIES / POOL))
+cat > "$DATA/update.sql" <<SQL
+\set n :client_id * $PER_CLIENT + random(1, $PER_CLIENT)
+SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, CASE WHEN false THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint END, CASE WHEN false THEN (SELECT sum(open) FROM global_open_stripes)::bigint END, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = NULL), r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \gset
+SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL, NULL);
+SQL
+pgbench -n -c "$POOL" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
+    -D "row=$ROW" -D "data=$EVENT" "$DATABASE_URL" > "$DATA/pgbench.txt" 2>&1 || { cat "$DATA/pgbench.txt" >&2; exit 1; }
+PGBENCH="$(awk '/^tps = / {print $3}' "$DATA/pgbench.txt")"
+printf '%-8s %10s transactions/s (the SQL of an update, %s clients)\n' pgbench "$PGBENCH" "$POOL"
+awk -v u="$(cat "$DATA/updates.rate")" -v p="$PGBENCH" 'BEGIN {printf "\nHTTP updates / pgbench: %5.1f %%  (target >= 70 %%)\n", 100 * u / p}'
