@@ -76,6 +76,14 @@ struct AccessTests {
             _ = try await api.admin.revokeKey(path: .init(appId: app.id.rawValue, keyId: app.key.keyId)).noContent
             _ = try await app.client.listActivities().unauthorized
             _ = try await api.client(key: second.key).listActivities().ok
+            // Clients that always send a JSON content type may send it without a body.
+            let issued = try await api.send(
+                .post,
+                "/v1/admin/apps/\(app.id)/keys",
+                key: APIFixture.adminKey,
+                headers: [.contentType: "application/json"]
+            )
+            #expect(issued.status == .created)
             // Revoking again is fine; an unknown key id is 404.
             _ = try await api.admin.revokeKey(path: .init(appId: app.id.rawValue, keyId: app.key.keyId)).noContent
             let unknown = try await api.admin.revokeKey(

@@ -54,7 +54,8 @@ struct BadInputTests {
     static let cases: [BadInput] = [
         // Syntax
         BadInput("truncated JSON", json: "{", .badRequest, "malformed_json"),
-        BadInput("empty body", json: "", .badRequest, "malformed_json"),
+        BadInput("empty body", json: "", .badRequest, "invalid_request"),
+        BadInput("only whitespace", json: " \n", .badRequest, "malformed_json"),
         BadInput("trailing garbage", json: "{\(valid)}garbage", .badRequest, "malformed_json"),
         BadInput("trailing comma", json: "{\(valid),}", .badRequest, "malformed_json"),
         BadInput("single quotes", json: "{'activityType':'T','contentState':{}}", .badRequest, "malformed_json"),
