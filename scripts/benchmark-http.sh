@@ -36,7 +36,17 @@ DATA="$(mktemp -d /tmp/liveline-http-bench-XXXXXX)"
 chmod 755 "$DATA"
 SERVER=""
 cleanup() {
-    if [[ -n "$SERVER" ]]; then kill -INT "$SERVER" 2> /dev/null || true; wait "$SERVER" 2> /dev/null || true; fi
+    local status=0
+    if [[ -n "$SERVER" ]]; then
+        kill -INT "$SERVER" 2> /dev/null || true
+        wait "$SERVER" 2> /dev/null || status=$?
+    fi
+    if [[ $status -ne 0 ]]; then
+        echo "the server exited with status $status; its log:" >&2
+        cp "$DATA/server.err" /tmp/liveline-benchmark-server.err
+        echo "(whole log in /tmp/liveline-benchmark-server.err)" >&2
+        tail -n 40 "$DATA/server.err" >&2
+    fi
     rm -rf "$DATA"
 }
 trap cleanup EXIT

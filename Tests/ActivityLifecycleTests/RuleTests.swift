@@ -492,3 +492,20 @@ struct AlertRuleTests {
         #expect(updated.alert == alert)
     }
 }
+
+@Suite("Time never goes backwards in a stream")
+struct ClockOrderTests {
+    @Test("a command decided with a clock reading before the last event is applied at that event's time")
+    func clockBehindLastEvent() throws {
+        var timeline = Timeline()
+        try timeline.send(Make.request())
+        timeline.advance(.seconds(10))
+        try timeline.send(Make.update(1))
+        let lastEvent = timeline.now
+        // Another server process read its clock 5 s earlier, then lost the race to commit.
+        timeline.advance(.seconds(-5))
+        let produced = try timeline.send(Make.update(2))
+        #expect(produced.map(\.occurredAt) == [lastEvent])
+        #expect(timeline.activity?.version == 3)
+    }
+}

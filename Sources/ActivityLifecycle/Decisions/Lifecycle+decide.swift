@@ -5,7 +5,8 @@ extension Lifecycle {
     /// Deadlines due at or before `now` are applied first, each at its own due time, and
     /// transitions that the command makes due at once follow it (an update whose stale date has
     /// passed lands in `stale`; an immediate dismissal follows its end), so the events always
-    /// tell the whole story in time order.
+    /// tell the whole story in time order. A `now` before the activity's last event counts as the
+    /// time of that event.
     ///
     /// - Parameter context: the app's rules and, for requests, the open counts.
     public func decide(
@@ -14,6 +15,10 @@ extension Lifecycle {
         at now: Timestamp,
         context: DecisionContext
     ) throws(Rejection) -> [ActivityEvent] {
+        // Events never go back in time: a command decided with a clock reading older than the
+        // activity's last event (it raced another command, which committed first) is applied at
+        // that event's time.
+        let now = max(now, activity?.lastEventAt ?? now)
         let before: Activity?
         var events: [ActivityEvent]
         let produced: [ActivityEvent]
