@@ -33,6 +33,20 @@ struct CommandPathTests {
         }
     }
 
+    @Test("a command whose clock reading is older than the stored last event is appended at that event's time")
+    func clockBehindStoredEvent() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            let stream = fixture.stream("raced")
+            try await store.execute(requestCommand(), on: stream, at: fixture.now)
+            try await store.execute(updateCommand(2), on: stream, at: fixture.now + .seconds(10))
+            // Another server read its clock 5 s earlier and commits second.
+            let late = try await store.execute(updateCommand(3), on: stream, at: fixture.now + .seconds(5))
+            #expect(late.appended.map(\.event.occurredAt) == [fixture.now + .seconds(10)])
+            #expect(late.accepted?.activity.version == 3)
+        }
+    }
+
     @Test("the projection keeps every field of the activity through the database")
     func projectionRoundTrip() async throws {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpenPerDevice: 3))
