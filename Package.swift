@@ -79,6 +79,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The operators' tools over the log: the audit timeline (replay and verify to come).
+        .target(
+            name: "EventLogTools",
+            dependencies: ["ActivityLifecycle", "EventStore"],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP API on Hummingbird: `buildApplication(…)`. Its types and routing are generated
         // from openapi.yaml, which it also serves.
         .target(
@@ -106,6 +112,7 @@ let package = Package(
             dependencies: [
                 "ActivityLifecycle",
                 "EmbeddedPostgres",
+                "EventLogTools",
                 "EventStore",
                 "LivelineHTTP",
                 "Postgres",
@@ -142,6 +149,12 @@ let package = Package(
                 "ActivityLifecycle",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "EventLogToolsTests",
+            dependencies: ["ActivityLifecycle", "EventLogTools", "EventStore", "Postgres", "TestSupport"],
+            exclude: ["Snapshots"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -85,6 +85,20 @@ struct CommandEnvironment {
         )
     }
 
+    /// An event store on `DATABASE_URL`, for the tools; refuses a database whose migrations are
+    /// not all applied. The pool is shut down after `body`.
+    func withStore<T>(_ body: (EventStore) async throws -> T) async throws -> T {
+        let pool = try makePool(databaseURL: try requireDatabaseURL())
+        return try await pool.using { pool in
+            let status = try await makeMigrator(pool: pool).status()
+            guard status.isCurrent else {
+                let pending = status.pending.map(\.fileName).joined(separator: ", ")
+                throw ConfigurationError("the database is not migrated (pending: \(pending)): run `liveline migrate`")
+            }
+            return try await body(EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy)))
+        }
+    }
+
     /// The configured database URL; commands other than `dev` have no embedded default.
     func requireDatabaseURL() throws -> String {
         guard let url = configuration.databaseURL else {

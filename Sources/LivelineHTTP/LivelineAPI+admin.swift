@@ -56,7 +56,9 @@ extension LivelineAPI {
 
     func setLimits(_ input: Operations.SetLimits.Input) async throws -> Operations.SetLimits.Output {
         guard case .json(let limits) = input.body else { preconditionFailure("the only content type") }
-        try AppSettings.checkCount(limits.globalMaxOpen, field: "globalMaxOpen", minimum: 0)
+        try AppSettings.checked { () throws(InvalidAppSettings) in
+            try AppSettings.check(limits.globalMaxOpen, field: "globalMaxOpen", minimum: 0)
+        }
         try await store.setGlobalMaxOpen(limits.globalMaxOpen)
         return .ok(.init(body: .json(limits)))
     }
@@ -78,37 +80,29 @@ extension LivelineAPI {
 }
 
 extension AppSettings {
-    /// `current` with the fields `changes` gives, each checked: caps and budgets are counts that
-    /// fit the database's 32-bit columns; `maxOpenPerDevice` 0 removes the per-device cap.
+    /// `current` with the fields `changes` gives, held to the rules of every app's settings;
+    /// `maxOpenPerDevice` 0 removes the per-device cap.
     static func validated(_ changes: Components.Schemas.AppSettings, over current: AppSettings) throws -> AppSettings {
         var settings = current
-        if let bundleID = changes.bundleId {
-            guard (1...255).contains(bundleID.utf8.count) else {
-                throw Problem.invalidRequest("bundleId must be 1–255 bytes.", field: "/bundleId")
-            }
-            settings.bundleID = bundleID
-        }
-        if let maxOpen = changes.maxOpen {
-            try checkCount(maxOpen, field: "/maxOpen", minimum: 0)
-            settings.maxOpen = maxOpen
-        }
+        settings.bundleID = changes.bundleId ?? settings.bundleID
+        settings.maxOpen = changes.maxOpen ?? settings.maxOpen
         if let maxOpenPerDevice = changes.maxOpenPerDevice {
-            try checkCount(maxOpenPerDevice, field: "/maxOpenPerDevice", minimum: 0)
+            try checked { () throws(InvalidAppSettings) in
+                try check(maxOpenPerDevice, field: "maxOpenPerDevice", minimum: 0)
+            }
             settings.maxOpenPerDevice = maxOpenPerDevice == 0 ? nil : maxOpenPerDevice
         }
-        if let budget = changes.priorityBudgetPerHour {
-            try checkCount(budget, field: "/priorityBudgetPerHour", minimum: 0)
-            settings.priorityBudgetPerHour = budget
-        }
-        if let frequentUpdates = changes.frequentUpdates {
-            settings.frequentUpdates = frequentUpdates
-        }
-        return settings
+        settings.priorityBudgetPerHour = changes.priorityBudgetPerHour ?? settings.priorityBudgetPerHour
+        settings.frequentUpdates = changes.frequentUpdates ?? settings.frequentUpdates
+        return try checked { () throws(InvalidAppSettings) in try settings.validated() }
     }
 
-    static func checkCount(_ value: Int, field: String, minimum: Int) throws {
-        guard value >= minimum, value <= Int(Int32.max) else {
-            throw Problem.invalidRequest("\(field) must be between \(minimum) and \(Int32.max).", field: field)
+    /// Runs a check, answering a broken rule as a 400 naming the field.
+    static func checked<T>(_ check: () throws(InvalidAppSettings) -> T) throws -> T {
+        do {
+            return try check()
+        } catch {
+            throw Problem.invalidRequest("\(error.field) \(error.reason).", field: "/\(error.field)")
         }
     }
 }

@@ -24,6 +24,38 @@ public struct AppSettings: Hashable, Sendable {
     }
 }
 
+/// A setting outside what an app may have; `field` names it as the API does (`maxOpen`).
+public struct InvalidAppSettings: Error, Hashable, Sendable, CustomStringConvertible {
+    public let field: String
+    public let reason: String
+
+    public var description: String { "\(field) \(reason)" }
+}
+
+extension AppSettings {
+    /// The largest count a cap or budget may have: the database keeps them in 32 bits.
+    public static let maximumCount = Int(Int32.max)
+
+    /// Checks the rules every app's settings follow, whoever sets them (the admin API or
+    /// `liveline apps`).
+    public func validated() throws(InvalidAppSettings) -> AppSettings {
+        guard (1...255).contains(bundleID.utf8.count) else {
+            throw InvalidAppSettings(field: "bundleId", reason: "must be 1–255 bytes")
+        }
+        try Self.check(maxOpen, field: "maxOpen", minimum: 0)
+        if let maxOpenPerDevice { try Self.check(maxOpenPerDevice, field: "maxOpenPerDevice", minimum: 1) }
+        try Self.check(priorityBudgetPerHour, field: "priorityBudgetPerHour", minimum: 0)
+        return self
+    }
+
+    /// Checks a count setting: between `minimum` and `maximumCount`.
+    public static func check(_ value: Int, field: String, minimum: Int) throws(InvalidAppSettings) {
+        guard value >= minimum, value <= maximumCount else {
+            throw InvalidAppSettings(field: field, reason: "must be between \(minimum) and \(maximumCount)")
+        }
+    }
+}
+
 extension EventStore {
     /// Creates an app with its settings (and its open count, at zero).
     /// - Throws: a unique violation (`PostgresError.isUniqueViolation`) when the id is taken.

@@ -71,9 +71,16 @@ extension EventStore {
         try await pool.withConnection { try StoreQueries.openActivitiesByState($0) }
     }
 
-    /// Refused commands of an app, newest first.
-    public func rejections(of app: AppID, code: String? = nil, limit: Int) async throws -> [RecordedRejection] {
-        try await pool.withConnection { try StoreQueries.rejections(of: app, code: code, limit: limit, $0) }
+    /// Refused commands of an app (or of one of its activities), newest first.
+    public func rejections(
+        of app: AppID,
+        activity: ActivityID? = nil,
+        code: String? = nil,
+        limit: Int
+    ) async throws -> [RecordedRejection] {
+        try await pool.withConnection {
+            try StoreQueries.rejections(of: app, activity: activity, code: code, limit: limit, $0)
+        }
     }
 }
 

@@ -239,6 +239,7 @@ extension StoreQueries {
 
     static func rejections(
         of app: AppID,
+        activity: ActivityID?,
         code: String?,
         limit: Int,
         _ connection: Connection
@@ -247,6 +248,7 @@ extension StoreQueries {
             """
             SELECT activity_id, command, code, details, occurred_at FROM rejections
             WHERE app_id = \(app.rawValue) AND (\(code)::text IS NULL OR code = \(code))
+              AND (\(activity?.rawValue)::text IS NULL OR activity_id = \(activity?.rawValue))
             ORDER BY occurred_at DESC, id DESC LIMIT \(limit)
             """
         ).map { row in

@@ -1,0 +1,204 @@
+import ActivityLifecycle
+import ArgumentParser
+import EventStore
+import Foundation
+import Postgres
+
+/// `liveline apps …`: apps, their keys, caps and budgets, and the global cap — the operations of
+/// the admin API, held to the same rules, for operators at a shell.
+struct Apps: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create and list apps, issue and revoke their keys, set caps and budgets.",
+        subcommands: [Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self]
+    )
+
+    /// Caps and budget as flags; absent flags keep the current value (or the default).
+    struct SettingsOptions: ParsableArguments {
+        @Option(name: .customLong("bundle-id"), help: "The app's bundle id.")
+        var bundleID: String?
+
+        @Option(name: .customLong("max-open"), help: "Cap on the app's open activities (default 5).")
+        var maxOpen: Int?
+
+        @Option(name: .customLong("max-open-per-device"), help: "Cap on one device's open activities; 0 for none.")
+        var maxOpenPerDevice: Int?
+
+        @Option(name: .customLong("priority-budget"), help: "Priority-10 updates per activity per hour (default 10).")
+        var priorityBudgetPerHour: Int?
+
+        @Option(name: .customLong("frequent-updates"), help: "true when the app has the frequent-updates entitlement.")
+        var frequentUpdates: Bool?
+
+        func applied(to current: AppSettings) throws -> AppSettings {
+            var settings = current
+            settings.bundleID = bundleID ?? settings.bundleID
+            settings.maxOpen = maxOpen ?? settings.maxOpen
+            if let maxOpenPerDevice { settings.maxOpenPerDevice = maxOpenPerDevice == 0 ? nil : maxOpenPerDevice }
+            settings.priorityBudgetPerHour = priorityBudgetPerHour ?? settings.priorityBudgetPerHour
+            settings.frequentUpdates = frequentUpdates ?? settings.frequentUpdates
+            do {
+                return try settings.validated()
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an app and print its first key (shown once).")
+
+        @Argument(help: "The app id: 1–128 characters of A-Z a-z 0-9 . _ : -")
+        var app: String
+
+        @OptionGroup var settings: SettingsOptions
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let app = try appID(app)
+                let settings = try settings.applied(to: AppSettings(bundleID: settings.bundleID ?? app.rawValue))
+                let environment = try CommandEnvironment.make(options)
+                try await environment.withStore { store in
+                    do {
+                        try await store.createApp(app, settings)
+                    } catch let error as PostgresError where error.isUniqueViolation {
+                        throw ConfigurationError("an app \(app) already exists")
+                    }
+                    let key = try await store.issueKey(for: app)
+                    print(describe(try await summary(app, store)))
+                    print("key \(key.keyID.uuidString.lowercased()): \(key.secret)")
+                    print("(the key is shown only now; Liveline keeps its SHA-256)")
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the apps with their caps and open counts.")
+
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let environment = try CommandEnvironment.make(options)
+                try await environment.withStore { store in
+                    for summary in try await store.apps() { print(describe(summary)) }
+                }
+            }
+        }
+    }
+
+    struct Change: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set",
+            abstract: "Change an app's caps and budget."
+        )
+
+        @Argument var app: String
+        @OptionGroup var settings: SettingsOptions
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let app = try appID(app)
+                let environment = try CommandEnvironment.make(options)
+                try await environment.withStore { store in
+                    let current = try await summary(app, store)
+                    try await store.updateApp(app, try settings.applied(to: current.settings))
+                    print(describe(try await summary(app, store)))
+                }
+            }
+        }
+    }
+
+    struct IssueKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "issue-key",
+            abstract: "Issue another key for an app (to rotate: issue, deploy, then revoke the old one)."
+        )
+
+        @Argument var app: String
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let app = try appID(app)
+                let environment = try CommandEnvironment.make(options)
+                try await environment.withStore { store in
+                    do {
+                        let key = try await store.issueKey(for: app)
+                        print("key \(key.keyID.uuidString.lowercased()): \(key.secret)")
+                    } catch EventStoreError.unknownApp {
+                        throw ConfigurationError("no app \(app)")
+                    }
+                }
+            }
+        }
+    }
+
+    struct RevokeKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "revoke-key", abstract: "Revoke a key of an app.")
+
+        @Argument var app: String
+        @Argument(help: "The key id printed when the key was issued.") var keyID: String
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let app = try appID(app)
+                guard let keyID = UUID(uuidString: keyID) else { throw ValidationError("\(keyID) is not a key id") }
+                let environment = try CommandEnvironment.make(options)
+                try await environment.withStore { store in
+                    guard try await store.revokeKey(keyID, of: app) else {
+                        throw ConfigurationError("app \(app) has no key \(keyID.uuidString.lowercased())")
+                    }
+                    print("revoked; servers stop accepting it within 5 seconds")
+                }
+            }
+        }
+    }
+
+    struct GlobalCap: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "global-cap",
+            abstract: "Set the cap on open activities of all apps together."
+        )
+
+        @Argument var limit: Int
+        @OptionGroup var options: ConfigurationOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                do {
+                    try AppSettings.check(limit, field: "global cap", minimum: 0)
+                } catch let error as InvalidAppSettings {
+                    throw ValidationError(error.description)
+                }
+                let environment = try CommandEnvironment.make(options)
+                try await environment.withStore { store in
+                    try await store.setGlobalMaxOpen(limit)
+                    print("global cap on open activities: \(limit)")
+                }
+            }
+        }
+    }
+}
+
+private func appID(_ text: String) throws -> AppID {
+    guard let app = AppID(rawValue: text) else {
+        throw ValidationError("the app id must be \(IdentifierRules.requirement)")
+    }
+    return app
+}
+
+private func summary(_ app: AppID, _ store: EventStore) async throws -> AppSummary {
+    guard let summary = try await store.app(app) else { throw ConfigurationError("no app \(app)") }
+    return summary
+}
+
+private func describe(_ summary: AppSummary) -> String {
+    let settings = summary.settings
+    return "\(summary.app)  bundle \(settings.bundleID)  open \(summary.openActivities)/\(settings.maxOpen)"
+        + "  per device \(settings.maxOpenPerDevice.map(String.init) ?? "-")"
+        + "  budget \(settings.priorityBudgetPerHour)/h\(settings.frequentUpdates ? " (frequent updates)" : "")"
+}
