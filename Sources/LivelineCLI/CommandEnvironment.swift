@@ -110,15 +110,16 @@ struct CommandEnvironment {
     }
 }
 
-/// Runs a command body; any error becomes one line on standard error and exit code 1.
-func reportingFailures(_ body: () async throws -> Void) async throws {
+/// Runs a command body; any error becomes one line on standard error and `exitCode` (1 unless
+/// the command gives 1 another meaning).
+func reportingFailures(exitCode: ExitCode = .failure, _ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as ExitCode {
         throw error
     } catch {
         FileHandle.standardError.write(Data("liveline: error: \(oneLine(error))\n".utf8))
-        throw ExitCode.failure
+        throw exitCode
     }
 }
 

@@ -66,6 +66,13 @@ extension EventStore {
         }
     }
 
+    /// The whole log stream by stream (by app, activity and version), a batch at a time: pass
+    /// the last event of a batch to read the next. For the tools that check every stream.
+    public func eventsInStreamOrder(after last: StoredEvent?, limit: Int) async throws -> [StoredEvent] {
+        let key = last.map { (stream: $0.stream, version: $0.event.version) }
+        return try await pool.withConnection { try StoreQueries.eventsInStreamOrder(after: key, limit: limit, $0) }
+    }
+
     /// How many activities of all apps are in each open state.
     public func openActivitiesByState() async throws -> [ActivityState: Int] {
         try await pool.withConnection { try StoreQueries.openActivitiesByState($0) }

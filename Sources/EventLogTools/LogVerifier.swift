@@ -1,0 +1,105 @@
+public import ActivityLifecycle
+public import EventStore
+
+/// Something `liveline verify` found wrong in the log.
+public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
+    public enum Rule: String, Hashable, Sendable, Encodable {
+        /// An event the state machine could not have produced: a version gap, an illegal
+        /// transition, content over the size limit, time going backwards, …
+        case transition
+        /// A time-driven transition overdue by more than the slack (the worker did not run).
+        case deadline
+    }
+
+    public let stream: StreamID
+    public let version: Int
+    public let rule: Rule
+    public let evidence: String
+
+    public var description: String { "\(stream) v\(version): \(rule.rawValue): \(evidence)" }
+
+    enum CodingKeys: String, CodingKey { case app, activity, version, rule, evidence }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(stream.app, forKey: .app)
+        try container.encode(stream.activity, forKey: .activity)
+        try container.encode(version, forKey: .version)
+        try container.encode(rule, forKey: .rule)
+        try container.encode(evidence, forKey: .evidence)
+    }
+}
+
+/// Checks the whole log, one stream at a time (memory stays that of one stream): every stream
+/// folds strictly through the state machine — contiguous versions, legal transitions, sizes,
+/// time order — and no time-driven transition is overdue by more than `slack` at `now`.
+public struct LogVerifier: Sendable {
+    public let store: EventStore
+    public let now: Timestamp
+    public let slack: Duration
+    public let batchSize: Int
+
+    public init(store: EventStore, now: Timestamp, slack: Duration = .seconds(60), batchSize: Int = 10_000) {
+        self.store = store
+        self.now = now
+        self.slack = slack
+        self.batchSize = batchSize
+    }
+
+    public struct Summary: Hashable, Sendable {
+        public var events = 0
+        public var streams = 0
+        public var findings: [Finding] = []
+    }
+
+    /// Reads the log and returns what is wrong; `progress` is told the events read so far.
+    public func verify(progress: (Int) -> Void = { _ in }) async throws -> Summary {
+        var summary = Summary()
+        var stream: [StoredEvent] = []
+        var last: StoredEvent?
+        while true {
+            let batch = try await store.eventsInStreamOrder(after: last, limit: batchSize)
+            for event in batch {
+                if let first = stream.first, first.stream != event.stream {
+                    summary.findings += check(stream)
+                    summary.streams += 1
+                    stream.removeAll(keepingCapacity: true)
+                }
+                stream.append(event)
+            }
+            summary.events += batch.count
+            progress(summary.events)
+            guard batch.count == batchSize, let end = batch.last else { break }
+            last = end
+        }
+        if !stream.isEmpty {
+            summary.findings += check(stream)
+            summary.streams += 1
+        }
+        return summary
+    }
+
+    /// The findings of one stream.
+    func check(_ events: [StoredEvent]) -> [Finding] {
+        let id = events[0].stream
+        let lifecycle = store.lifecycle
+        let activity: Activity?
+        do {
+            activity = try lifecycle.fold(events.map(\.event), of: id)
+        } catch {
+            return [Finding(stream: id, version: error.version, rule: .transition, evidence: error.reason)]
+        }
+        guard let activity, let deadline = lifecycle.nextDeadline(of: activity), deadline.due + slack < now else {
+            return []
+        }
+        return [
+            Finding(
+                stream: id,
+                version: activity.version,
+                rule: .deadline,
+                evidence: "the \(deadline.kind.rawValue) deadline was due at \(deadline.due); "
+                    + "at \(now) the activity is still \(activity.state.rawValue)"
+            )
+        ]
+    }
+}

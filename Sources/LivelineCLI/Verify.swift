@@ -1,0 +1,68 @@
+import ActivityLifecycle
+import ArgumentParser
+import EventLogTools
+import EventStore
+import Foundation
+
+/// `liveline verify`: checks the whole log. Exit 0: nothing found; 1: findings; 2: an error.
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract:
+            "Check the whole log: every stream folds strictly (versions, transitions, sizes, time) and no deadline is overdue.",
+        discussion: "Exits 0 when nothing is wrong, 1 with findings, 2 on an error."
+    )
+
+    @Flag(help: "Print the findings as JSON.") var json = false
+    @Option(help: "How late a time-driven transition may be before it counts as missed (default 60s).")
+    var slack = "60s"
+    @OptionGroup var options: ConfigurationOptions
+
+    func run() async throws {
+        var findings = 0
+        try await reportingFailures(exitCode: ExitCode(2)) {
+            guard let slack = Duration(humanReadable: slack) else {
+                throw ValidationError("--slack must be a duration such as 60s or 5m")
+            }
+            let environment = try CommandEnvironment.make(options)
+            let progress = Progress(label: "events verified")
+            let summary = try await environment.withStore { store in
+                try await LogVerifier(store: store, now: Timestamp.now(), slack: slack).verify(
+                    progress: progress.report
+                )
+            }
+            progress.finish()
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(summary.findings), as: UTF8.self))
+            } else {
+                for finding in summary.findings { print(finding) }
+                print("\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings")
+            }
+            findings = summary.findings.count
+        }
+        if findings > 0 { throw ExitCode.failure }
+    }
+}
+
+/// A progress line on standard error when it is a terminal, rewritten in place; nothing otherwise.
+final class Progress: Sendable {
+    private let label: String
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let started = ContinuousClock.now
+
+    init(label: String) {
+        self.label = label
+    }
+
+    func report(_ count: Int) {
+        guard isTerminal else { return }
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, 0.001)
+        FileHandle.standardError.write(Data("\r\(count) \(label), \(Int(Double(count) / seconds))/s   ".utf8))
+    }
+
+    func finish() {
+        if isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

@@ -1,0 +1,87 @@
+import ActivityLifecycle
+import EventLogTools
+import EventStore
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("liveline verify: the whole log, stream by stream")
+struct LogVerifierTests {
+    typealias Fixture = AuditTimelineTests
+
+    @Test("a log made by real commands has no findings, in batches of any size")
+    func clean() async throws {
+        try await Fixture.withStore { store, _ in
+            try await Fixture.recordKnownLife(store)
+            for index in 0..<5 {
+                let stream = StreamID(app: Fixture.app, activity: ActivityID(rawValue: "other-\(index)")!)
+                try await store.execute(
+                    .request(.init(activityType: "T", content: ActivityContent(contentState: .empty))),
+                    on: stream,
+                    at: Fixture.start
+                )
+                try await store.execute(.end(.init(dismissal: .immediate)), on: stream, at: Fixture.start + .seconds(1))
+            }
+            for batchSize in [1, 3, 10_000] {
+                let summary = try await LogVerifier(
+                    store: store,
+                    now: Fixture.start + .seconds(60),
+                    batchSize: batchSize
+                )
+                .verify()
+                #expect(summary.findings.isEmpty)
+                #expect(summary.streams == 6)
+                #expect(summary.events == 8 + 5 * 3)
+            }
+        }
+    }
+
+    @Test("an illegal transition and a version gap inserted by hand are found, naming stream, version and rule")
+    func corruption() async throws {
+        try await Fixture.withStore { store, pool in
+            try await Fixture.recordKnownLife(store)
+            let gap = StreamID(app: Fixture.app, activity: ActivityID(rawValue: "gap")!)
+            try await store.execute(
+                .request(.init(activityType: "T", content: ActivityContent(contentState: .empty))),
+                on: gap,
+                at: Fixture.start
+            )
+            try await pool.withConnection { connection in
+                for (activity, version, type) in [
+                    ("order-1042", 9, "activity.started"), ("gap", 3, "activity.became_stale"),
+                ] {
+                    try connection.execute(
+                        """
+                        INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at)
+                        VALUES (pg_current_xact_id()::text::bigint * 65536, \(Fixture.app.rawValue), \(activity),
+                                \(Int32(version)), \(type), 'system', '2027-01-15T09:00:00Z')
+                        """
+                    )
+                }
+            }
+            let summary = try await LogVerifier(store: store, now: Fixture.start + .seconds(3600)).verify()
+            #expect(summary.findings.map(\.rule) == [.transition, .transition])
+            #expect(summary.findings.map(\.stream.activity.rawValue) == ["gap", "order-1042"])
+            #expect(summary.findings.map(\.version) == [3, 9])
+        }
+    }
+
+    @Test("a deadline overdue by more than the slack is a finding; within the slack it is not")
+    func overdueDeadline() async throws {
+        try await Fixture.withStore { store, _ in
+            try await store.createApp(Fixture.app, AppSettings(bundleID: "b"))
+            let stream = StreamID(app: Fixture.app, activity: ActivityID(rawValue: "forgotten")!)
+            try await store.execute(
+                .request(.init(activityType: "T", content: ActivityContent(contentState: .empty))),
+                on: stream,
+                at: Fixture.start
+            )
+            let lifetimeEnd = Fixture.start + .seconds(8 * 3600)
+            let onTime = try await LogVerifier(store: store, now: lifetimeEnd + .seconds(30)).verify()
+            #expect(onTime.findings.isEmpty)
+            let late = try await LogVerifier(store: store, now: lifetimeEnd + .seconds(120)).verify()
+            #expect(late.findings.map(\.rule) == [.deadline])
+            #expect(late.findings.first?.evidence.contains("lifetime") == true)
+        }
+    }
+}
