@@ -54,29 +54,10 @@ public struct LogVerifier: Sendable {
 
     /// Reads the log and returns what is wrong; `progress` is told the events read so far.
     public func verify(progress: (Int) -> Void = { _ in }) async throws -> Summary {
-        var summary = Summary()
-        var stream: [StoredEvent] = []
-        var last: StoredEvent?
-        while true {
-            let batch = try await store.eventsInStreamOrder(after: last, limit: batchSize)
-            for event in batch {
-                if let first = stream.first, first.stream != event.stream {
-                    summary.findings += check(stream)
-                    summary.streams += 1
-                    stream.removeAll(keepingCapacity: true)
-                }
-                stream.append(event)
-            }
-            summary.events += batch.count
-            progress(summary.events)
-            guard batch.count == batchSize, let end = batch.last else { break }
-            last = end
-        }
-        if !stream.isEmpty {
-            summary.findings += check(stream)
-            summary.streams += 1
-        }
-        return summary
+        var findings: [Finding] = []
+        let (events, streams) = try await StreamReader(store: store, batchSize: batchSize)
+            .forEachStream(progress: progress) { findings += check($0) }
+        return Summary(events: events, streams: streams, findings: findings)
     }
 
     /// The findings of one stream.

@@ -9,10 +9,15 @@ struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
             "Check the whole log: every stream folds strictly (versions, transitions, sizes, time) and no deadline is overdue.",
-        discussion: "Exits 0 when nothing is wrong, 1 with findings, 2 on an error."
+        discussion: """
+            With --projections, also fold every stream as a replay would and compare the result with \
+            the live projection, changing nothing. Exits 0 when nothing is wrong, 1 with findings, \
+            2 on an error.
+            """
     )
 
     @Flag(help: "Print the findings as JSON.") var json = false
+    @Flag(help: "Also compare every activity's projection with the fold of its stream.") var projections = false
     @Option(help: "How late a time-driven transition may be before it counts as missed (default 60s).")
     var slack = "60s"
     @OptionGroup var options: ConfigurationOptions
@@ -24,24 +29,51 @@ struct Verify: AsyncParsableCommand {
                 throw ValidationError("--slack must be a duration such as 60s or 5m")
             }
             let environment = try CommandEnvironment.make(options)
-            let progress = Progress(label: "events verified")
-            let summary = try await environment.withStore { store in
-                try await LogVerifier(store: store, now: Timestamp.now(), slack: slack).verify(
-                    progress: progress.report
-                )
+            let report = try await environment.withStore { store in
+                let progress = Progress(label: "events verified")
+                let summary = try await LogVerifier(store: store, now: Timestamp.now(), slack: slack)
+                    .verify(progress: progress.report)
+                progress.finish()
+                guard projections else { return Report(summary: summary, differences: []) }
+                let compared = Progress(label: "events folded and compared with their projections")
+                let differences = try await ProjectionComparison(store: store).differences(progress: compared.report)
+                compared.finish()
+                return Report(summary: summary, differences: differences)
             }
-            progress.finish()
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(summary.findings), as: UTF8.self))
+                print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
-                for finding in summary.findings { print(finding) }
-                print("\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings")
+                for finding in report.findings { print(finding) }
+                for difference in report.differences { print(difference) }
+                let summary = report.summary
+                print(
+                    "\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings"
+                        + (projections ? ", \(report.differences.count) projection differences" : "")
+                )
             }
-            findings = summary.findings.count
+            findings = report.findings.count + report.differences.count
         }
         if findings > 0 { throw ExitCode.failure }
+    }
+}
+
+/// What `verify` found, as printed with `--json`.
+private struct Report: Encodable {
+    let summary: LogVerifier.Summary
+    let differences: [ProjectionDifference]
+
+    var findings: [Finding] { summary.findings }
+
+    enum CodingKeys: String, CodingKey { case events, streams, findings, projectionDifferences }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(summary.events, forKey: .events)
+        try container.encode(summary.streams, forKey: .streams)
+        try container.encode(summary.findings, forKey: .findings)
+        try container.encode(differences, forKey: .projectionDifferences)
     }
 }
 

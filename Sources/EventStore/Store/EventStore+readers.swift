@@ -73,6 +73,17 @@ extension EventStore {
         return try await pool.withConnection { try StoreQueries.eventsInStreamOrder(after: key, limit: limit, $0) }
     }
 
+    /// The projections of these activities (those that have one), in no particular order.
+    public func activities(_ streams: [StreamID]) async throws -> [StoredActivity] {
+        try await pool.withConnection { try StoreQueries.activities(streams, $0) }
+    }
+
+    /// Projection rows whose activity has no event at all (at most `limit`): a projection that
+    /// the log does not explain.
+    public func projectionsWithoutEvents(limit: Int) async throws -> [StreamID] {
+        try await pool.withConnection { try StoreQueries.projectionsWithoutEvents(limit: limit, $0) }
+    }
+
     /// How many activities of all apps are in each open state.
     public func openActivitiesByState() async throws -> [ActivityState: Int] {
         try await pool.withConnection { try StoreQueries.openActivitiesByState($0) }

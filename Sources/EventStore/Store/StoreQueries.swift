@@ -55,6 +55,32 @@ enum StoreQueries {
         ).single.flatMap { try ProjectionRow.stored(from: $0, at: 0) }
     }
 
+    static func activities(_ streams: [StreamID], _ connection: Connection) throws -> [StoredActivity] {
+        try connection.query(
+            """
+            SELECT r.* FROM liveline_activity_rows r
+            JOIN unnest(\(PostgresArray(streams.map(\.app.rawValue))), \(PostgresArray(streams.map(\.activity.rawValue))))
+                AS wanted(app_id, activity_id)
+              ON r.app_id = wanted.app_id AND r.activity_id = wanted.activity_id
+            """
+        ).compactMap { try ProjectionRow.stored(from: $0, at: 0) }
+    }
+
+    static func projectionsWithoutEvents(limit: Int, _ connection: Connection) throws -> [StreamID] {
+        try connection.query(
+            """
+            SELECT a.app_id, a.activity_id FROM activities a
+            WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.app_id = a.app_id AND e.activity_id = a.activity_id)
+            ORDER BY a.app_id, a.activity_id LIMIT \(limit)
+            """
+        ).map { row in
+            StreamID(
+                app: AppID(uncheckedRawValue: try row.decode(0)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(1))
+            )
+        }
+    }
+
     /// Appends through `liveline_append`; returns the first position and the recorded time.
     static func append(
         _ stored: StoredActivity,

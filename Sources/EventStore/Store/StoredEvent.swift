@@ -15,6 +15,12 @@ public struct StoredActivity: Hashable, Sendable {
     public let stream: StreamID
     public let activity: Activity
     public let nextDeadline: Deadline?
+
+    public init(stream: StreamID, activity: Activity, nextDeadline: Deadline?) {
+        self.stream = stream
+        self.activity = activity
+        self.nextDeadline = nextDeadline
+    }
 }
 
 /// What a command did.
