@@ -23,7 +23,7 @@ struct TimestampTests {
     }
 
     @Test(
-        "anything else is refused",
+        "anything else is refused, and U+0000, which PostgreSQL cannot store",
         arguments: [
             "", "2026-11-21", "2026-11-21T05:42:00", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z",
             "2026-11-21T24:00:00Z", "2026-11-21T05:60:00Z", "2026-11-21T05:42:00.Z", "2026-11-21T05:42:00+2:00",
@@ -116,7 +116,7 @@ struct IdentifierTests {
     }
 
     @Test(
-        "anything else is refused",
+        "anything else is refused, and U+0000, which PostgreSQL cannot store",
         arguments: ["", String(repeating: "x", count: 129), "a b", "a/b", "é", "a\n", "a%20", "😀"]
     )
     func invalid(text: String) {
@@ -148,10 +148,11 @@ struct JSONParserTests {
     }
 
     @Test(
-        "anything else is refused",
+        "anything else is refused, and U+0000, which PostgreSQL cannot store",
         arguments: [
             "", "{", #"{"a":1,}"#, "[1,]", "01", "1.", ".5", "+1", "1e", #""unterminated"#, "\"tab\there\"",
             #""\x""#, #""\ud800""#, #""\ud800\u0041""#, "nul", "[1 2]", #"{"a" 1}"#, #"{1:2}"#, "1 2", "1e400",
+            #"{"a":"x\u0000y"}"#,
         ]
     )
     func invalid(text: String) {

@@ -61,6 +61,12 @@ struct BadInputTests {
         BadInput("single quotes", json: "{'activityType':'T','contentState':{}}", .badRequest, "malformed_json"),
         BadInput("NaN literal", json: #"{"activityType":"T","contentState":{"x":NaN}}"#, .badRequest, "malformed_json"),
         BadInput("a comment", json: "{/* c */\(valid)}", .badRequest, "malformed_json"),
+        BadInput(
+            "U+0000 in a string, which PostgreSQL cannot store",
+            json: #"{"activityType":"T","contentState":{"a":"x\u0000y"}}"#,
+            .badRequest,
+            "malformed_json"
+        ),
         BadInput("unquoted key", json: #"{activityType:"T","contentState":{}}"#, .badRequest, "malformed_json"),
         BadInput(
             "invalid UTF-8 in a string",

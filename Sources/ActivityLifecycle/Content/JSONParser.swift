@@ -176,6 +176,8 @@ public enum JSONParser {
                 guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             }
+            // PostgreSQL stores neither text nor jsonb with U+0000, so no Liveline value holds it.
+            guard scalar != 0 else { throw failure("\\u0000 is not allowed (PostgreSQL cannot store it)") }
             guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid code point") }
             return Array(String(Character(unicode)).utf8)
         }
