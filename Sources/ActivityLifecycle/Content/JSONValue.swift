@@ -85,6 +85,10 @@ public indirect enum JSONValue: Hashable, Sendable {
 
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
+        if let tree = decoder as? TreeDecoder {
+            self = tree.value
+            return
+        }
         let container = try decoder.singleValueContainer()
         // The decoder cannot say what kind of value comes, so each kind is tried in turn; a failed
         // try costs an error, so the kinds that content holds most come first.
@@ -148,6 +152,11 @@ public struct JSONObject: Hashable, Sendable {
 
 extension JSONObject: Codable {
     public init(from decoder: any Decoder) throws {
+        if let tree = decoder as? TreeDecoder {
+            guard case .object(let members) = tree.value else { throw tree.mismatch(JSONObject.self) }
+            self.init(members)
+            return
+        }
         let container = try decoder.singleValueContainer()
         guard let members = try? container.decode([String: JSONValue].self) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected a JSON object")

@@ -23,23 +23,24 @@ enum EventData {
         guard let type = EventType(rawValue: type) else {
             throw EventStoreError.unreadableRow("unknown event type \(type)")
         }
-        let decoder = JSONDecoder()
-        let bytes = Data(data.utf8)
+        let decoder = JSONValueDecoder()
         do {
+            let value = try JSONParser.parse(data.utf8)
             switch type {
-            case .requested: return .requested(try decoder.decode(EventPayload.Requested.self, from: bytes))
+            case .requested: return .requested(try decoder.decode(EventPayload.Requested.self, from: value))
             case .started: return .started
-            case .updated: return .updated(try decoder.decode(EventPayload.Updated.self, from: bytes))
+            case .updated: return .updated(try decoder.decode(EventPayload.Updated.self, from: value))
             case .becameStale: return .becameStale
-            case .ended: return .ended(try decoder.decode(EventPayload.Ended.self, from: bytes))
-            case .dismissed: return .dismissed(try decoder.decode(EventPayload.Dismissed.self, from: bytes))
+            case .ended: return .ended(try decoder.decode(EventPayload.Ended.self, from: value))
+            case .dismissed: return .dismissed(try decoder.decode(EventPayload.Dismissed.self, from: value))
             case .pushTokenChanged:
-                return .pushTokenChanged(try decoder.decode(EventPayload.PushTokenChanged.self, from: bytes))
+                return .pushTokenChanged(try decoder.decode(EventPayload.PushTokenChanged.self, from: value))
             }
         } catch {
             throw EventStoreError.unreadableRow("data of \(type.rawValue): \(error)")
         }
     }
+
 }
 
 extension StoredEvent {
