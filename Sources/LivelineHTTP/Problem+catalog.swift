@@ -132,6 +132,15 @@ extension Problem {
         )
     }
 
+    static func notAcceptable(_ accept: String?) -> Problem {
+        Problem(
+            .notAcceptable,
+            code: "not_acceptable",
+            detail: "Accept: \(accept ?? "") allows none of the content types this operation answers with; "
+                + "they are listed in /openapi.yaml (JSON operations answer application/json)."
+        )
+    }
+
     static let databaseUnavailable = Problem(
         .serviceUnavailable,
         code: "database_unavailable",

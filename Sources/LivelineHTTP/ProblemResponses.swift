@@ -58,6 +58,9 @@ struct ProblemResponses: ServerMiddleware {
         if cause.hasPrefix("Unexpected content type") {
             return .unsupportedMediaType(request.headerFields[.contentType])
         }
+        if cause.hasPrefix("Response content type not acceptable") {
+            return .notAcceptable(request.headerFields[.accept])
+        }
         if cause == "Missing required request body" {
             return .invalidRequest("The request needs a JSON body.")
         }

@@ -282,6 +282,14 @@ struct BadInputTests {
             .unsupportedMediaType,
             "unsupported_media_type"
         ),
+        BadInput(
+            "an Accept header without JSON",
+            .get,
+            "/v1/activities",
+            headers: [.accept: "text/html"],
+            .notAcceptable,
+            "not_acceptable"
+        ),
         // Parameters and headers
         BadInput("limit 0", .get, "/v1/activities?limit=0", .badRequest, "invalid_request"),
         BadInput("limit not a number", .get, "/v1/activities?limit=ten", .badRequest, "invalid_request"),
