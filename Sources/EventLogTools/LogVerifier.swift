@@ -11,23 +11,22 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
         case deadline
     }
 
-    public let stream: StreamID
+    public let app: AppID
+    public let activity: ActivityID
     public let version: Int
     public let rule: Rule
     public let evidence: String
 
-    public var description: String { "\(stream) v\(version): \(rule.rawValue): \(evidence)" }
-
-    enum CodingKeys: String, CodingKey { case app, activity, version, rule, evidence }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(stream.app, forKey: .app)
-        try container.encode(stream.activity, forKey: .activity)
-        try container.encode(version, forKey: .version)
-        try container.encode(rule, forKey: .rule)
-        try container.encode(evidence, forKey: .evidence)
+    public init(stream: StreamID, version: Int, rule: Rule, evidence: String) {
+        (app, activity) = (stream.app, stream.activity)
+        self.version = version
+        self.rule = rule
+        self.evidence = evidence
     }
+
+    public var stream: StreamID { StreamID(app: app, activity: activity) }
+
+    public var description: String { "\(stream) v\(version): \(rule.rawValue): \(evidence)" }
 }
 
 /// Checks the whole log, one stream at a time (memory stays that of one stream): every stream

@@ -3,7 +3,8 @@ public import EventStore
 
 /// A field in which the live projection of an activity differs from the fold of its stream.
 public struct ProjectionDifference: Hashable, Sendable, Encodable, CustomStringConvertible {
-    public let stream: StreamID
+    public let app: AppID
+    public let activity: ActivityID
     /// A field of the activity (`state`, `content`, `nextDeadline`, …), or `projection` when a
     /// row is missing or has no events, or `log` when the stream cannot be folded.
     public let field: String
@@ -12,18 +13,16 @@ public struct ProjectionDifference: Hashable, Sendable, Encodable, CustomStringC
     /// What the projection holds.
     public let actual: String
 
-    public var description: String { "\(stream): \(field): the log says \(expected), the projection has \(actual)" }
-
-    enum CodingKeys: String, CodingKey { case app, activity, field, expected, actual }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(stream.app, forKey: .app)
-        try container.encode(stream.activity, forKey: .activity)
-        try container.encode(field, forKey: .field)
-        try container.encode(expected, forKey: .expected)
-        try container.encode(actual, forKey: .actual)
+    public init(stream: StreamID, field: String, expected: String, actual: String) {
+        (app, activity) = (stream.app, stream.activity)
+        self.field = field
+        self.expected = expected
+        self.actual = actual
     }
+
+    public var stream: StreamID { StreamID(app: app, activity: activity) }
+
+    public var description: String { "\(stream): \(field): the log says \(expected), the projection has \(actual)" }
 }
 
 /// Folds every stream of the log, as a replay would, and compares the result with the live

@@ -12,6 +12,20 @@ struct Apps: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self]
     )
 
+    /// The app an `apps` subcommand works on, checked before anything connects.
+    struct AppArgument: ParsableArguments {
+        @Argument(help: "The app id: 1–128 characters of A-Z a-z 0-9 . _ : -")
+        var app: String
+
+        var id: AppID { AppID(rawValue: app)! }
+
+        func validate() throws {
+            guard AppID(rawValue: app) != nil else {
+                throw ValidationError("the app id must be \(IdentifierRules.requirement)")
+            }
+        }
+    }
+
     /// Caps and budget as flags; absent flags keep the current value (or the default).
     struct SettingsOptions: ParsableArguments {
         @Option(name: .customLong("bundle-id"), help: "The app's bundle id.")
@@ -47,28 +61,23 @@ struct Apps: AsyncParsableCommand {
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an app and print its first key (shown once).")
 
-        @Argument(help: "The app id: 1–128 characters of A-Z a-z 0-9 . _ : -")
-        var app: String
-
+        @OptionGroup var app: AppArgument
         @OptionGroup var settings: SettingsOptions
         @OptionGroup var options: ConfigurationOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let app = try appID(app)
+            let app = app.id
+            try await runningOnStore(options) { store in
                 let settings = try settings.applied(to: AppSettings(bundleID: settings.bundleID ?? app.rawValue))
-                let environment = try CommandEnvironment.make(options)
-                try await environment.withStore { store in
-                    do {
-                        try await store.createApp(app, settings)
-                    } catch let error as PostgresError where error.isUniqueViolation {
-                        throw ConfigurationError("an app \(app) already exists")
-                    }
-                    let key = try await store.issueKey(for: app)
-                    print(describe(try await summary(app, store)))
-                    print("key \(key.keyID.uuidString.lowercased()): \(key.secret)")
-                    print("(the key is shown only now; Liveline keeps its SHA-256)")
+                do {
+                    try await store.createApp(app, settings)
+                } catch let error as PostgresError where error.isUniqueViolation {
+                    throw ConfigurationError("an app \(app) already exists")
                 }
+                let key = try await store.issueKey(for: app)
+                print(describe(try await summary(app, store)))
+                print(describe(key))
+                print("(the key is shown only now; Liveline keeps its SHA-256)")
             }
         }
     }
@@ -79,11 +88,8 @@ struct Apps: AsyncParsableCommand {
         @OptionGroup var options: ConfigurationOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let environment = try CommandEnvironment.make(options)
-                try await environment.withStore { store in
-                    for summary in try await store.apps() { print(describe(summary)) }
-                }
+            try await runningOnStore(options) { store in
+                for summary in try await store.apps() { print(describe(summary)) }
             }
         }
     }
@@ -94,19 +100,16 @@ struct Apps: AsyncParsableCommand {
             abstract: "Change an app's caps and budget."
         )
 
-        @Argument var app: String
+        @OptionGroup var app: AppArgument
         @OptionGroup var settings: SettingsOptions
         @OptionGroup var options: ConfigurationOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let app = try appID(app)
-                let environment = try CommandEnvironment.make(options)
-                try await environment.withStore { store in
-                    let current = try await summary(app, store)
-                    try await store.updateApp(app, try settings.applied(to: current.settings))
-                    print(describe(try await summary(app, store)))
-                }
+            let app = app.id
+            try await runningOnStore(options) { store in
+                let current = try await summary(app, store)
+                try await store.updateApp(app, try settings.applied(to: current.settings))
+                print(describe(try await summary(app, store)))
             }
         }
     }
@@ -117,20 +120,16 @@ struct Apps: AsyncParsableCommand {
             abstract: "Issue another key for an app (to rotate: issue, deploy, then revoke the old one)."
         )
 
-        @Argument var app: String
+        @OptionGroup var app: AppArgument
         @OptionGroup var options: ConfigurationOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let app = try appID(app)
-                let environment = try CommandEnvironment.make(options)
-                try await environment.withStore { store in
-                    do {
-                        let key = try await store.issueKey(for: app)
-                        print("key \(key.keyID.uuidString.lowercased()): \(key.secret)")
-                    } catch EventStoreError.unknownApp {
-                        throw ConfigurationError("no app \(app)")
-                    }
+            let app = app.id
+            try await runningOnStore(options) { store in
+                do {
+                    print(describe(try await store.issueKey(for: app)))
+                } catch EventStoreError.unknownApp {
+                    throw ConfigurationError("no app \(app)")
                 }
             }
         }
@@ -139,21 +138,21 @@ struct Apps: AsyncParsableCommand {
     struct RevokeKey: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "revoke-key", abstract: "Revoke a key of an app.")
 
-        @Argument var app: String
+        @OptionGroup var app: AppArgument
         @Argument(help: "The key id printed when the key was issued.") var keyID: String
         @OptionGroup var options: ConfigurationOptions
 
+        func validate() throws {
+            guard UUID(uuidString: keyID) != nil else { throw ValidationError("\(keyID) is not a key id") }
+        }
+
         func run() async throws {
-            try await reportingFailures {
-                let app = try appID(app)
-                guard let keyID = UUID(uuidString: keyID) else { throw ValidationError("\(keyID) is not a key id") }
-                let environment = try CommandEnvironment.make(options)
-                try await environment.withStore { store in
-                    guard try await store.revokeKey(keyID, of: app) else {
-                        throw ConfigurationError("app \(app) has no key \(keyID.uuidString.lowercased())")
-                    }
-                    print("revoked; servers stop accepting it within 5 seconds")
+            let (app, keyID) = (app.id, UUID(uuidString: keyID)!)
+            try await runningOnStore(options) { store in
+                guard try await store.revokeKey(keyID, of: app) else {
+                    throw ConfigurationError("app \(app) has no key \(keyID.uuidString.lowercased())")
                 }
+                print("revoked; servers stop accepting it within 5 seconds")
             }
         }
     }
@@ -167,28 +166,21 @@ struct Apps: AsyncParsableCommand {
         @Argument var limit: Int
         @OptionGroup var options: ConfigurationOptions
 
+        func validate() throws {
+            do {
+                try AppSettings.check(limit, field: "the global cap", minimum: 0)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+
         func run() async throws {
-            try await reportingFailures {
-                do {
-                    try AppSettings.check(limit, field: "global cap", minimum: 0)
-                } catch let error as InvalidAppSettings {
-                    throw ValidationError(error.description)
-                }
-                let environment = try CommandEnvironment.make(options)
-                try await environment.withStore { store in
-                    try await store.setGlobalMaxOpen(limit)
-                    print("global cap on open activities: \(limit)")
-                }
+            try await runningOnStore(options) { store in
+                try await store.setGlobalMaxOpen(limit)
+                print("global cap on open activities: \(limit)")
             }
         }
     }
-}
-
-private func appID(_ text: String) throws -> AppID {
-    guard let app = AppID(rawValue: text) else {
-        throw ValidationError("the app id must be \(IdentifierRules.requirement)")
-    }
-    return app
 }
 
 private func summary(_ app: AppID, _ store: EventStore) async throws -> AppSummary {
@@ -201,4 +193,8 @@ private func describe(_ summary: AppSummary) -> String {
     return "\(summary.app)  bundle \(settings.bundleID)  open \(summary.openActivities)/\(settings.maxOpen)"
         + "  per device \(settings.maxOpenPerDevice.map(String.init) ?? "-")"
         + "  budget \(settings.priorityBudgetPerHour)/h\(settings.frequentUpdates ? " (frequent updates)" : "")"
+}
+
+private func describe(_ key: IssuedAPIKey) -> String {
+    "key \(key.keyID.uuidString.lowercased()): \(key.secret)"
 }

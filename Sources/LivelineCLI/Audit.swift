@@ -14,23 +14,25 @@ struct Audit: AsyncParsableCommand {
     @Flag(help: "Print JSON instead of a table.") var json = false
     @OptionGroup var options: ConfigurationOptions
 
+    func validate() throws {
+        guard AppID(rawValue: app) != nil, ActivityID(rawValue: activity) != nil else {
+            throw ValidationError("ids must be \(IdentifierRules.requirement)")
+        }
+    }
+
     func run() async throws {
+        let stream = StreamID(app: AppID(rawValue: app)!, activity: ActivityID(rawValue: activity)!)
         var corrupt = false
-        try await reportingFailures {
-            guard let app = AppID(rawValue: app), let activity = ActivityID(rawValue: activity) else {
-                throw ValidationError("ids must be \(IdentifierRules.requirement)")
-            }
-            let environment = try CommandEnvironment.make(options)
-            let entries = try await environment.withStore { store in
-                let stream = StreamID(app: app, activity: activity)
-                return AuditTimeline.build(
-                    events: try await store.events(of: stream),
-                    rejections: try await store.rejections(of: app, activity: activity, limit: 10_000),
-                    lifecycle: store.lifecycle
-                )
-            }
+        try await runningOnStore(options) { store in
+            let entries = AuditTimeline.build(
+                events: try await store.events(of: stream),
+                rejections: try await store.rejections(of: stream.app, activity: stream.activity, limit: 10_000),
+                lifecycle: store.lifecycle
+            )
             guard !entries.isEmpty else {
-                throw ConfigurationError("app \(app) has no activity \(activity), and no refused command names it")
+                throw ConfigurationError(
+                    "app \(stream.app) has no activity \(stream.activity), and no refused command names it"
+                )
             }
             print(json ? try AuditReport.json(entries) : AuditReport.table(entries), terminator: "")
             corrupt = entries.contains { $0.problem != nil }

@@ -110,6 +110,18 @@ struct CommandEnvironment {
     }
 }
 
+/// Runs a tool's body on an event store of `DATABASE_URL` (see `withStore`); any error becomes
+/// one line on standard error and `exitCode`.
+func runningOnStore(
+    _ options: ConfigurationOptions,
+    exitCode: ExitCode = .failure,
+    _ body: (EventStore) async throws -> Void
+) async throws {
+    try await reportingFailures(exitCode: exitCode) {
+        try await CommandEnvironment.make(options).withStore(body)
+    }
+}
+
 /// Runs a command body; any error becomes one line on standard error and `exitCode` (1 unless
 /// the command gives 1 another meaning).
 func reportingFailures(exitCode: ExitCode = .failure, _ body: () async throws -> Void) async throws {

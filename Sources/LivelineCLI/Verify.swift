@@ -22,38 +22,40 @@ struct Verify: AsyncParsableCommand {
     var slack = "60s"
     @OptionGroup var options: ConfigurationOptions
 
+    func validate() throws {
+        guard Duration(humanReadable: slack) != nil else {
+            throw ValidationError("--slack must be a duration such as 60s or 5m")
+        }
+    }
+
     func run() async throws {
+        let slack = Duration(humanReadable: slack)!
         var findings = 0
-        try await reportingFailures(exitCode: ExitCode(2)) {
-            guard let slack = Duration(humanReadable: slack) else {
-                throw ValidationError("--slack must be a duration such as 60s or 5m")
-            }
-            let environment = try CommandEnvironment.make(options)
-            let report = try await environment.withStore { store in
-                let progress = Progress(label: "events verified")
-                let summary = try await LogVerifier(store: store, now: Timestamp.now(), slack: slack)
-                    .verify(progress: progress.report)
-                progress.finish()
-                guard projections else { return Report(summary: summary, differences: []) }
+        try await runningOnStore(options, exitCode: ExitCode(2)) { store in
+            let progress = Progress(label: "events verified")
+            let summary = try await LogVerifier(store: store, now: Timestamp.now(), slack: slack)
+                .verify(progress: progress.report)
+            progress.finish()
+            var differences: [ProjectionDifference] = []
+            if projections {
                 let compared = Progress(label: "events folded and compared with their projections")
-                let differences = try await ProjectionComparison(store: store).differences(progress: compared.report)
+                differences = try await ProjectionComparison(store: store).differences(progress: compared.report)
                 compared.finish()
-                return Report(summary: summary, differences: differences)
             }
+            let report = Report(summary: summary, differences: differences)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(report), as: UTF8.self))
             } else {
                 for finding in report.findings { print(finding) }
-                for difference in report.differences { print(difference) }
-                let summary = report.summary
+                for difference in differences { print(difference) }
                 print(
                     "\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings"
-                        + (projections ? ", \(report.differences.count) projection differences" : "")
+                        + (projections ? ", \(differences.count) projection differences" : "")
                 )
             }
-            findings = report.findings.count + report.differences.count
+            findings = report.findings.count + differences.count
         }
         if findings > 0 { throw ExitCode.failure }
     }
