@@ -140,4 +140,67 @@ struct CapTests {
         let results = try await race(40, fixture) { (requestCommand(), fixture.stream("r\($0)")) }
         #expect(results.allSatisfy { $0.accepted != nil })
     }
+
+    @Test("after a cap is lowered below the open count, closings retire the excess before making room")
+    func loweredAppCap() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 16))
+        try await lowerCapAndRace(fixture, expectedOpen: 8) { store in
+            try await store.updateApp(fixture.app, AppSettings(bundleID: "b", maxOpen: 8))
+        }
+    }
+
+    @Test("after the global cap is lowered below the open count, closings retire the excess first")
+    func loweredGlobalCap() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 1_000))
+        try await fixture.withStore { try await $0.setGlobalMaxOpen(32) }
+        try await lowerCapAndRace(fixture, expectedOpen: 8, global: true) { store in
+            try await store.setGlobalMaxOpen(8)
+        }
+    }
+
+    /// Opens twice `expectedOpen` activities, which fills every stripe of the app's (or the
+    /// global) cap to its share; lowers the cap with `lower`; closes every activity of the
+    /// lower-numbered stripes, emptying stripes that a plain respread would give room; then races
+    /// 40 requests: exactly enough to reach the new cap may open.
+    private func lowerCapAndRace(
+        _ fixture: StoreFixture,
+        expectedOpen: Int,
+        global: Bool = false,
+        lower: @escaping @Sendable (EventStore) async throws -> Void
+    ) async throws {
+        let opened = expectedOpen * 2
+        try await fixture.withStore { store in
+            for index in 0..<opened {
+                let result = try await store.execute(requestCommand(), on: fixture.stream("o\(index)"), at: fixture.now)
+                #expect(result.accepted != nil)
+            }
+            try await lower(store)
+        }
+        let emptied: [String] = try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                try connection.query(
+                    "SELECT activity_id::text, app_stripe::integer, global_stripe::integer FROM activities"
+                )
+                .compactMap { row -> String? in
+                    let stripe: Int = try row.decode(global ? 2 : 1)
+                    return stripe < (global ? 10 : 5) ? try row.decode(0) : nil
+                }
+            }
+        }
+        #expect(emptied.count > opened - expectedOpen, "the closings must leave room under the new cap")
+        try await fixture.withStore { store in
+            for activity in emptied {
+                let closed = try await store.execute(
+                    .end(.init(dismissal: .immediate)),
+                    on: fixture.stream(activity),
+                    at: fixture.now
+                )
+                #expect(closed.accepted != nil)
+            }
+        }
+        let results = try await race(40, fixture) { (requestCommand(), fixture.stream("late\($0)")) }
+        let stillOpen = opened - emptied.count
+        #expect(results.filter { $0.accepted != nil }.count == expectedOpen - stillOpen)
+        #expect(try await openInProjection(fixture) == expectedOpen)
+    }
 }

@@ -64,9 +64,9 @@ extension EventStore {
     }
 
     /// Changes an app's caps and budget. Lowering a cap below the open count refuses new
-    /// activities until enough end; it never closes any.
+    /// activities until the count is below the new cap; it never closes any.
     public func updateApp(_ app: AppID, _ settings: AppSettings) async throws {
-        let updated = try await pool.withConnection { try StoreQueries.updateApp(app, settings, $0) }
+        let updated = try await pool.withTransaction { try StoreQueries.updateApp(app, settings, $0) }
         guard updated else { throw EventStoreError.unknownApp(app) }
     }
 

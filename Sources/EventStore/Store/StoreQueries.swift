@@ -320,8 +320,13 @@ extension StoreQueries {
         )
     }
 
+    /// Changes an app's settings. The app's stripes are locked first, in the order closings
+    /// take them (stripe, then the app's row), before the trigger respreads the cap.
     static func updateApp(_ app: AppID, _ settings: AppSettings, _ connection: Connection) throws -> Bool {
         try connection.execute(
+            "SELECT 1 FROM app_open_stripes WHERE app_id = \(app.rawValue) ORDER BY stripe FOR UPDATE"
+        )
+        return try connection.execute(
             """
             UPDATE apps SET bundle_id = \(settings.bundleID), max_open = \(Int32(clamping: settings.maxOpen)),
                 max_open_per_device = \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }),
@@ -349,15 +354,12 @@ extension StoreQueries {
         }
     }
 
+    /// Sets the global cap: the stripes are locked first, as closings take them, then the cap is
+    /// respread from what the stripes hold.
     static func setGlobalMaxOpen(_ limit: Int, _ connection: Connection) throws {
-        let total = Int32(limit)
-        try connection.execute("UPDATE service_limits SET global_max_open = \(total)")
-        try connection.execute(
-            """
-            UPDATE global_open_stripes
-            SET capacity = \(total) / 16 + CASE WHEN stripe < \(total) % 16 THEN 1 ELSE 0 END
-            """
-        )
+        try connection.execute("SELECT 1 FROM global_open_stripes ORDER BY stripe FOR UPDATE")
+        try connection.execute("UPDATE service_limits SET global_max_open = \(Int32(limit))")
+        try connection.execute("SELECT liveline_respread_global_cap()")
     }
 
     static func openCounts(of app: AppID, _ connection: Connection) throws -> (app: Int, global: Int) {
