@@ -152,7 +152,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Turns a libpq result into rows, or into a `PostgresError` carrying everything the server said.
-    private func check(_ result: OpaquePointer?, query: String) throws -> PostgresRows {
+    func check(_ result: OpaquePointer?, query: String) throws -> PostgresRows {
         guard let result else {
             var error = PostgresError(code: .connectionFailure, message: lastErrorMessage)
             error.query = query
