@@ -66,6 +66,32 @@ $$;
 CREATE TABLE liveline_append_gate ();
 GRANT UPDATE ON liveline_append_gate TO liveline_service;
 
+-- Replay's scratch space, used by one replay at a time (it holds a session advisory lock).
+-- Unlogged: it is rebuilt from the log whenever it is needed, so a crash loses nothing.
+--   activities_replay          the projection as the log says it is (no constraints: it may
+--                              hold open activities whose stripes are not chosen yet)
+--   activities_replay_rows     rows as replay sends them with COPY: the JSON objects that
+--                              jsonb_populate_record reads, as for appends
+--   activities_replay_changes  activities whose live row differs from the rebuilt one
+CREATE UNLOGGED TABLE activities_replay (LIKE activities INCLUDING DEFAULTS, PRIMARY KEY (app_id, activity_id));
+CREATE UNLOGGED TABLE activities_replay_rows (row jsonb NOT NULL);
+CREATE UNLOGGED TABLE activities_replay_changes (
+    app_id text NOT NULL,
+    activity_id text NOT NULL,
+    PRIMARY KEY (app_id, activity_id)
+);
+-- The rebuilt projection with the columns, in the order, of liveline_activity_rows.
+CREATE VIEW liveline_replay_rows AS
+    SELECT app_id::text, activity_id::text, state, version, activity_type, attributes, content_state,
+           stale_date, relevance_score, push_type, push_token, device_id::text, start_date, last_timestamp,
+           requested_at, activated_at, ended_at, dismissed_at, dismissal_date, next_deadline_at,
+           next_deadline_kind, last_event_at, style, end_reason, priority_updates
+    FROM activities_replay;
+GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON activities_replay, activities_replay_rows,
+    activities_replay_changes TO liveline_service;
+GRANT SELECT ON liveline_replay_rows TO liveline_service;
+GRANT UPDATE ON device_open_counts, global_open_stripes, app_open_stripes TO liveline_service;
+
 -- liveline_append as in 0002, with the gate, and closings that retire excess first.
 CREATE OR REPLACE FUNCTION liveline_append(
     p_app_id text,

@@ -27,9 +27,7 @@ public enum AuditReport {
     }
 
     public static func json(_ entries: [AuditEntry]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(entries), as: UTF8.self) + "\n"
+        try prettyJSON(entries) + "\n"
     }
 
     private static func state(_ entry: AuditEntry) -> String {

@@ -45,7 +45,7 @@ public struct LogVerifier: Sendable {
         self.batchSize = batchSize
     }
 
-    public struct Summary: Hashable, Sendable {
+    public struct Summary: Hashable, Sendable, Encodable {
         public var events = 0
         public var streams = 0
         public var findings: [Finding] = []

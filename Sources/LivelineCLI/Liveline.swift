@@ -5,7 +5,9 @@ public struct Liveline: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "liveline",
         abstract: "Live Activity lifecycle server.",
-        subcommands: [Serve.self, Dev.self, Migrate.self, Apps.self, Audit.self, Verify.self, LifecycleTable.self]
+        subcommands: [
+            Serve.self, Dev.self, Migrate.self, Apps.self, Audit.self, Verify.self, Replay.self, LifecycleTable.self,
+        ]
     )
 
     public init() {}

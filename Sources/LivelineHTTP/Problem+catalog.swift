@@ -52,7 +52,7 @@ extension Problem {
             )
         case .unknownApp(let app):
             self = .appNotFound(app)
-        case .unreadableRow:
+        case .unreadableRow, .replayInProgress, .corruptStream:
             return nil
         }
     }

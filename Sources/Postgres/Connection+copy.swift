@@ -43,13 +43,18 @@ public struct CopyTextRows: Sendable {
 
     /// Appends a row of text values (`nil` is NULL).
     public mutating func append(_ values: [String?]) {
+        append(values.map { $0.map { Array($0.utf8) } })
+    }
+
+    /// Appends a row of values given as UTF-8 text (`nil` is NULL).
+    public mutating func append(_ values: [[UInt8]?]) {
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: "\t")) }
             guard let value else {
                 bytes += [UInt8(ascii: "\\"), UInt8(ascii: "N")]
                 continue
             }
-            for byte in value.utf8 {
+            for byte in value {
                 switch byte {
                 case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
                 case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Built only from a string literal: every interpolated value becomes a numbered parameter
 /// (`$1`, `$2`, …) sent separately from the SQL text, so values can never change the statement.
-/// Names that cannot be parameters are interpolated as `\(identifier: name)`, always quoted.
+/// Names that cannot be parameters are interpolated as `\(identifier: name)`, always quoted;
+/// counts that cannot be, as `\(literal: n)`.
 ///
 /// ```swift
 /// let query: PostgresQuery = "SELECT name FROM apps WHERE id = \(appID)"
@@ -55,6 +56,12 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
         public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
             bindings.append(Binding(type: Value.postgresType, bytes: value?.postgresBytes() ?? nil))
             sql += "$\(bindings.count)"
+        }
+
+        /// An integer written into the statement, for the places that cannot take a parameter,
+        /// such as `FETCH n`. Only digits can come of it.
+        public mutating func appendInterpolation(literal value: Int) {
+            sql += String(value)
         }
 
         /// A quoted identifier (database, role or table name), for the statements that cannot

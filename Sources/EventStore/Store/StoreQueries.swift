@@ -216,7 +216,7 @@ enum StoreQueries {
     }
 
     /// Decodes the columns selected by the event readers above, in their order.
-    private static func storedEvent(_ row: PostgresRow) throws -> StoredEvent {
+    static func storedEvent(_ row: PostgresRow) throws -> StoredEvent {
         guard let app = AppID(rawValue: try row.decode(1)), let activity = ActivityID(rawValue: try row.decode(2)),
             let cause = Cause(rawValue: try row.decode(6))
         else { throw EventStoreError.unreadableRow("events at position \(try row.decode(0, as: Int64.self))") }

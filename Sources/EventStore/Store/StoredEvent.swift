@@ -60,6 +60,10 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible 
     case unknownApp(AppID)
     /// A stored row could not be read back (a bug or a hand-edited database).
     case unreadableRow(String)
+    /// Another replay is running on the database.
+    case replayInProgress
+    /// A stream the state machine cannot fold (a hand-edited log).
+    case corruptStream(CorruptionError)
 
     public var description: String {
         switch self {
@@ -71,6 +75,10 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible 
             "no app \(app)"
         case .unreadableRow(let reason):
             "unreadable stored row: \(reason)"
+        case .replayInProgress:
+            "another replay is running on this database; try again when it has finished"
+        case .corruptStream(let corruption):
+            "the log cannot be folded: \(corruption)"
         }
     }
 }
