@@ -1,5 +1,5 @@
--- Exact caps across cap changes, and the gate that lets `liveline replay` swap the projection
--- in while the server keeps serving.
+-- Exact caps across cap changes, the gate that lets `liveline replay` swap the projection in
+-- while the server keeps serving, and the audit trail of administrative changes.
 
 -- Lowering a cap below the open count used to leave stripes holding more than their new share
 -- while others had room, so concurrent requests could open activities beyond the cap. Now a
@@ -234,3 +234,86 @@ GRANT UPDATE ON service_limits TO liveline_service;
 -- Establish the invariant for the caps as they stand.
 SELECT liveline_respread_app_cap(app_id) FROM apps ORDER BY app_id;
 SELECT liveline_respread_global_cap();
+
+-- The audit trail of administrative changes: apps created and changed, keys issued and revoked,
+-- the global cap. Written by triggers, so that every change is recorded whoever makes it; the
+-- store names the actor with `SET LOCAL liveline.actor` (`admin_api`, `command_line`,
+-- `configuration`); a change made in plain SQL is recorded as `sql:<role>`. Append-only.
+CREATE TABLE admin_changes (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    occurred_at timestamptz NOT NULL DEFAULT now(),
+    actor text NOT NULL,
+    action text NOT NULL CHECK (action IN ('app.created', 'app.updated', 'key.issued', 'key.revoked', 'limits.updated')),
+    app_id text,
+    details jsonb NOT NULL DEFAULT '{}'::jsonb CHECK (jsonb_typeof(details) = 'object')
+);
+CREATE INDEX admin_changes_app_time ON admin_changes (app_id, occurred_at);
+CREATE TRIGGER admin_changes_no_update_or_delete BEFORE UPDATE OR DELETE ON admin_changes
+    FOR EACH ROW EXECUTE FUNCTION liveline_refuse_event_change();
+CREATE TRIGGER admin_changes_no_truncate BEFORE TRUNCATE ON admin_changes
+    FOR EACH STATEMENT EXECUTE FUNCTION liveline_refuse_event_change();
+
+CREATE FUNCTION liveline_record_admin_change(p_action text, p_app_id text, p_details jsonb)
+RETURNS void LANGUAGE sql AS $$
+    INSERT INTO admin_changes (actor, action, app_id, details)
+    VALUES (coalesce(nullif(current_setting('liveline.actor', true), ''), 'sql:' || current_user),
+            p_action, p_app_id, p_details)
+$$;
+
+-- An app's settings as the API names them.
+CREATE FUNCTION liveline_app_settings(a apps) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('bundleId', a.bundle_id, 'maxOpen', a.max_open,
+        'maxOpenPerDevice', a.max_open_per_device, 'priorityBudgetPerHour', a.priority_budget_per_hour,
+        'frequentUpdates', a.frequent_updates)
+$$;
+
+CREATE FUNCTION liveline_audit_app() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    v_before jsonb;
+    v_after jsonb := liveline_app_settings(NEW);
+    v_changed jsonb;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM liveline_record_admin_change('app.created', NEW.app_id, v_after);
+        RETURN NULL;
+    END IF;
+    v_before := liveline_app_settings(OLD);
+    -- Only the settings that changed, each as {"from": …, "to": …}.
+    SELECT jsonb_object_agg(key, jsonb_build_object('from', v_before -> key, 'to', value)) INTO v_changed
+    FROM jsonb_each(v_after) WHERE v_before -> key IS DISTINCT FROM value;
+    IF v_changed IS NOT NULL THEN
+        PERFORM liveline_record_admin_change('app.updated', NEW.app_id, v_changed);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER apps_audit
+    AFTER INSERT OR UPDATE OF bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates ON apps
+    FOR EACH ROW EXECUTE FUNCTION liveline_audit_app();
+
+CREATE FUNCTION liveline_audit_key() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM liveline_record_admin_change('key.issued', NEW.app_id, jsonb_build_object('keyId', NEW.key_id));
+    ELSIF OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL THEN
+        PERFORM liveline_record_admin_change('key.revoked', NEW.app_id, jsonb_build_object('keyId', NEW.key_id));
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER api_keys_audit AFTER INSERT OR UPDATE ON api_keys FOR EACH ROW EXECUTE FUNCTION liveline_audit_key();
+
+CREATE FUNCTION liveline_audit_limits() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF OLD.global_max_open IS DISTINCT FROM NEW.global_max_open THEN
+        PERFORM liveline_record_admin_change('limits.updated', NULL,
+            jsonb_build_object('globalMaxOpen', jsonb_build_object('from', OLD.global_max_open, 'to', NEW.global_max_open)));
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER service_limits_audit AFTER UPDATE ON service_limits FOR EACH ROW EXECUTE FUNCTION liveline_audit_limits();
+
+REVOKE UPDATE, DELETE, TRUNCATE ON admin_changes FROM PUBLIC;
+GRANT SELECT, INSERT ON admin_changes TO liveline_service;
+GRANT SELECT ON admin_changes TO liveline_dashboard;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `liveline verify` and `liveline audit` on a generated log of a million events. A release build
+# `liveline verify`, `replay` and `audit` on a generated log of a million events. A release build
 # of `liveline dev` provides a private, migrated PostgreSQL cluster (default durability); the log
 # is written by SQL in bulk (an equivalent of the append path: the same rows `liveline_append`
 # writes to `events`, valid for the strict fold), 100,000 activities of 10 events each:
@@ -42,7 +42,7 @@ WITH steps AS (
            timestamptz '2026-11-21 08:00:00+00' + make_interval(secs => i * 0.001 + least(v - 1, 8)) AS at
     FROM generate_series($first, least($first + $BATCH, $ACTIVITIES) - 1) AS i, generate_series(1, 10) AS v
 )
-INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at)
+INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at, recorded_at)
 SELECT pg_current_xact_id()::text::bigint * 65536 + row_number() OVER (ORDER BY i, v) - 1, pg_current_xact_id(),
        'bench', 'a' || i, v,
        CASE WHEN v = 1 THEN 'activity.requested' WHEN v <= 8 THEN 'activity.updated'
@@ -55,7 +55,7 @@ SELECT pg_current_xact_id()::text::bigint * 65536 + row_number() OVER (ORDER BY 
                                                'dismissalDate', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
             ELSE jsonb_build_object('reason', 'immediate') END,
        (CASE WHEN v = 10 THEN 'system' ELSE 'app' END)::event_cause,
-       at
+       at, at
 FROM steps;
 SQL
 done
@@ -74,4 +74,9 @@ measure() {
         "$(echo "$events / $seconds" | bc -l)" "$(echo "$rss / 1024" | bc -l)" "$(tail -n 1 "$DATA/out.txt")"
 }
 measure "liveline verify" "$EVENTS" "$BIN" verify
+# The bulk log has no projection yet: the first replay builds every row; the next ones find
+# nothing to change (the usual case), with and without --verify.
+measure "liveline replay (all new)" "$EVENTS" "$BIN" replay
+measure "liveline replay --verify" "$EVENTS" "$BIN" replay --verify
+measure "liveline replay (same)" "$EVENTS" "$BIN" replay
 measure "liveline audit" 10 "$BIN" audit bench a777

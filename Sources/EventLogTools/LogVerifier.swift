@@ -7,7 +7,8 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
         /// An event the state machine could not have produced: a version gap, an illegal
         /// transition, content over the size limit, time going backwards, …
         case transition
-        /// A time-driven transition overdue by more than the slack (the worker did not run).
+        /// A time-driven transition overdue by more than the slack, or applied later than that
+        /// (the worker did not run in time).
         case deadline
     }
 
@@ -31,7 +32,8 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
 
 /// Checks the whole log, one stream at a time (memory stays that of one stream): every stream
 /// folds strictly through the state machine — contiguous versions, legal transitions, sizes,
-/// time order — and no time-driven transition is overdue by more than `slack` at `now`.
+/// time order — and no time-driven transition is overdue by more than `slack` at `now`, or was
+/// recorded more than `slack` after it was due.
 public struct LogVerifier: Sendable {
     public let store: EventStore
     public let now: Timestamp
@@ -69,17 +71,27 @@ public struct LogVerifier: Sendable {
         } catch {
             return [Finding(stream: id, version: error.version, rule: .transition, evidence: error.reason)]
         }
-        guard let activity, let deadline = lifecycle.nextDeadline(of: activity), deadline.due + slack < now else {
-            return []
-        }
-        return [
+        // A time-driven transition is recorded by the worker with its due time as `occurred_at`:
+        // one recorded later than the slack allows left the activity in its state too long.
+        var findings = events.filter { $0.event.cause == .system && $0.recordedAt > $0.event.occurredAt + slack }.map {
             Finding(
                 stream: id,
-                version: activity.version,
+                version: $0.event.version,
                 rule: .deadline,
-                evidence: "the \(deadline.kind.rawValue) deadline was due at \(deadline.due); "
-                    + "at \(now) the activity is still \(activity.state.rawValue)"
+                evidence: "\($0.event.type.rawValue) was due at \($0.event.occurredAt) but recorded at \($0.recordedAt)"
             )
-        ]
+        }
+        if let activity, let deadline = lifecycle.nextDeadline(of: activity), deadline.due + slack < now {
+            findings.append(
+                Finding(
+                    stream: id,
+                    version: activity.version,
+                    rule: .deadline,
+                    evidence: "the \(deadline.kind.rawValue) deadline was due at \(deadline.due); "
+                        + "at \(now) the activity is still \(activity.state.rawValue)"
+                )
+            )
+        }
+        return findings
     }
 }

@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import ArgumentParser
+import EventLogTools
 import EventStore
 import Foundation
 import Postgres
@@ -8,8 +9,10 @@ import Postgres
 /// the admin API, held to the same rules, for operators at a shell.
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create and list apps, issue and revoke their keys, set caps and budgets.",
-        subcommands: [Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self]
+        abstract: "Create and list apps, issue and revoke their keys, set caps and budgets, show the audit trail.",
+        subcommands: [
+            Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self, History.self,
+        ]
     )
 
     /// The app an `apps` subcommand works on, checked before anything connects.
@@ -70,11 +73,11 @@ struct Apps: AsyncParsableCommand {
             try await runningOnStore(options) { store in
                 let settings = try settings.applied(to: AppSettings(bundleID: settings.bundleID ?? app.rawValue))
                 do {
-                    try await store.createApp(app, settings)
+                    try await store.createApp(app, settings, by: .commandLine)
                 } catch let error as PostgresError where error.isUniqueViolation {
                     throw ConfigurationError("an app \(app) already exists")
                 }
-                let key = try await store.issueKey(for: app)
+                let key = try await store.issueKey(for: app, by: .commandLine)
                 print(describe(try await summary(app, store)))
                 print(describe(key))
                 print("(the key is shown only now; Liveline keeps its SHA-256)")
@@ -108,7 +111,7 @@ struct Apps: AsyncParsableCommand {
             let app = app.id
             try await runningOnStore(options) { store in
                 let current = try await summary(app, store)
-                try await store.updateApp(app, try settings.applied(to: current.settings))
+                try await store.updateApp(app, try settings.applied(to: current.settings), by: .commandLine)
                 print(describe(try await summary(app, store)))
             }
         }
@@ -127,7 +130,7 @@ struct Apps: AsyncParsableCommand {
             let app = app.id
             try await runningOnStore(options) { store in
                 do {
-                    print(describe(try await store.issueKey(for: app)))
+                    print(describe(try await store.issueKey(for: app, by: .commandLine)))
                 } catch EventStoreError.unknownApp {
                     throw ConfigurationError("no app \(app)")
                 }
@@ -149,7 +152,7 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let (app, keyID) = (app.id, UUID(uuidString: keyID)!)
             try await runningOnStore(options) { store in
-                guard try await store.revokeKey(keyID, of: app) else {
+                guard try await store.revokeKey(keyID, of: app, by: .commandLine) else {
                     throw ConfigurationError("app \(app) has no key \(keyID.uuidString.lowercased())")
                 }
                 print("revoked; servers stop accepting it within 5 seconds")
@@ -176,8 +179,48 @@ struct Apps: AsyncParsableCommand {
 
         func run() async throws {
             try await runningOnStore(options) { store in
-                try await store.setGlobalMaxOpen(limit)
+                try await store.setGlobalMaxOpen(limit, by: .commandLine)
                 print("global cap on open activities: \(limit)")
+            }
+        }
+    }
+}
+
+extension Apps {
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the audit trail of administrative changes, newest first: who changed what, when.",
+            discussion: "With an app id: that app's changes and the service-wide ones."
+        )
+
+        @Argument(help: "Only this app's changes (and the service-wide ones).") var app: String?
+        @Option(help: "How many changes to show.") var limit = 50
+        @Flag(help: "Print JSON instead of lines.") var json = false
+        @OptionGroup var options: ConfigurationOptions
+
+        func validate() throws {
+            if let app, AppID(rawValue: app) == nil {
+                throw ValidationError("the app id must be \(IdentifierRules.requirement)")
+            }
+            guard (1...10_000).contains(limit) else { throw ValidationError("--limit must be between 1 and 10000") }
+        }
+
+        func run() async throws {
+            try await runningOnStore(options) { store in
+                let changes = try await store.adminChanges(of: app.flatMap(AppID.init(rawValue:)), limit: limit)
+                if json {
+                    print(try prettyJSON(changes))
+                } else {
+                    for change in changes {
+                        print(
+                            "\(change.occurredAt)  \(change.actor)  \(change.action)  \(change.app?.rawValue ?? "-")  "
+                                + String(
+                                    decoding: JSONValue.object(change.details.members).canonicalJSON,
+                                    as: UTF8.self
+                                )
+                        )
+                    }
+                }
             }
         }
     }

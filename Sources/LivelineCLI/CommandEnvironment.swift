@@ -67,7 +67,7 @@ struct CommandEnvironment {
         let notifier = AppendNotifier(pool: pool)
         let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy), notifier: notifier)
         if let globalMaxOpen = configuration.globalMaxOpen {
-            try await store.setGlobalMaxOpen(globalMaxOpen)
+            try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)

@@ -84,8 +84,8 @@ enum DevelopmentKeys {
 
     static func demoAppKey(store: EventStore) async throws -> IssuedAPIKey {
         if try await store.app(demoApp) == nil {
-            try await store.createApp(demoApp, AppSettings(bundleID: "com.example.demo"))
+            try await store.createApp(demoApp, AppSettings(bundleID: "com.example.demo"), by: .commandLine)
         }
-        return try await store.issueKey(for: demoApp)
+        return try await store.issueKey(for: demoApp, by: .commandLine)
     }
 }

@@ -17,7 +17,7 @@ extension LivelineAPI {
             over: AppSettings(bundleID: body.bundleId)
         )
         do {
-            try await store.createApp(body.appId, settings)
+            try await store.createApp(body.appId, settings, by: .adminAPI)
         } catch let error as PostgresError where error.isUniqueViolation {
             throw Problem.appExists(body.appId)
         }
@@ -32,12 +32,12 @@ extension LivelineAPI {
         guard case .json(let changes) = input.body else { preconditionFailure("the only content type") }
         let app = try Self.appID(input.path.appId)
         let current = try await summary(of: app)
-        try await store.updateApp(app, try AppSettings.validated(changes, over: current.settings))
+        try await store.updateApp(app, try AppSettings.validated(changes, over: current.settings), by: .adminAPI)
         return .ok(.init(body: .json(.init(try await summary(of: app)))))
     }
 
     func issueKey(_ input: Operations.IssueKey.Input) async throws -> Operations.IssueKey.Output {
-        let key = try await store.issueKey(for: try Self.appID(input.path.appId))
+        let key = try await store.issueKey(for: try Self.appID(input.path.appId), by: .adminAPI)
         return .created(
             .init(body: .json(.init(keyId: key.keyID.uuidString.lowercased(), appId: key.app, key: key.secret)))
         )
@@ -46,7 +46,7 @@ extension LivelineAPI {
     func revokeKey(_ input: Operations.RevokeKey.Input) async throws -> Operations.RevokeKey.Output {
         let app = try Self.appID(input.path.appId)
         guard let keyID = UUID(uuidString: input.path.keyId),
-            try await store.revokeKey(keyID, of: app)
+            try await store.revokeKey(keyID, of: app, by: .adminAPI)
         else {
             throw Problem.keyNotFound(input.path.keyId)
         }
@@ -59,7 +59,7 @@ extension LivelineAPI {
         try AppSettings.checked { () throws(InvalidAppSettings) in
             try AppSettings.check(limits.globalMaxOpen, field: "globalMaxOpen", minimum: 0)
         }
-        try await store.setGlobalMaxOpen(limits.globalMaxOpen)
+        try await store.setGlobalMaxOpen(limits.globalMaxOpen, by: .adminAPI)
         return .ok(.init(body: .json(limits)))
     }
 

@@ -16,7 +16,11 @@ struct AuditTimelineTests {
     /// A known life: request, updates (an alert, a downgrade), a refusal, a push token, stale,
     /// an update back to active, an immediate end, and a refused update after it.
     static func recordKnownLife(_ store: EventStore) async throws {
-        try await store.createApp(app, AppSettings(bundleID: "com.example.delivery", priorityBudgetPerHour: 1))
+        try await store.createApp(
+            app,
+            AppSettings(bundleID: "com.example.delivery", priorityBudgetPerHour: 1),
+            by: .commandLine
+        )
         func at(_ seconds: Int64) -> Timestamp { start + .seconds(seconds) }
         func content(_ stage: String) -> ActivityContent {
             ActivityContent(contentState: JSONObject(["stage": .string(stage)]))

@@ -69,7 +69,7 @@ struct LogVerifierTests {
     @Test("a deadline overdue by more than the slack is a finding; within the slack it is not")
     func overdueDeadline() async throws {
         try await Fixture.withStore { store, _ in
-            try await store.createApp(Fixture.app, AppSettings(bundleID: "b"))
+            try await store.createApp(Fixture.app, AppSettings(bundleID: "b"), by: .commandLine)
             let stream = StreamID(app: Fixture.app, activity: ActivityID(rawValue: "forgotten")!)
             try await store.execute(
                 .request(.init(activityType: "T", content: ActivityContent(contentState: .empty))),
@@ -82,6 +82,28 @@ struct LogVerifierTests {
             let late = try await LogVerifier(store: store, now: lifetimeEnd + .seconds(120)).verify()
             #expect(late.findings.map(\.rule) == [.deadline])
             #expect(late.findings.first?.evidence.contains("lifetime") == true)
+        }
+    }
+
+    @Test("a time-driven transition recorded later than the slack after it was due is a finding")
+    func lateTransition() async throws {
+        try await Fixture.withStore { store, _ in
+            try await store.createApp(Fixture.app, AppSettings(bundleID: "b"), by: .commandLine)
+            let stream = StreamID(app: Fixture.app, activity: ActivityID(rawValue: "caught-up")!)
+            // Requested ten hours ago; the worker only now ends it, two hours after its lifetime.
+            let now = Timestamp.now()
+            try await store.execute(
+                .request(.init(activityType: "T", content: ActivityContent(contentState: .empty))),
+                on: stream,
+                at: now - .seconds(10 * 3600)
+            )
+            _ = try await store.applyDueDeadlines(at: now, limit: 10)
+            let strict = try await LogVerifier(store: store, now: now).verify()
+            #expect(strict.findings.map(\.rule) == [.deadline])
+            #expect(strict.findings.first?.version == 2)
+            #expect(strict.findings.first?.evidence.hasPrefix("activity.ended was due at") == true)
+            let lenient = try await LogVerifier(store: store, now: now, slack: .seconds(3 * 3600)).verify()
+            #expect(lenient.findings.isEmpty)
         }
     }
 }

@@ -141,7 +141,7 @@ struct ReplayTests {
         try await Self.withStore { store, pool in
             try await Self.recordLog(store)
             let other = AppID(rawValue: "other")!
-            try await store.createApp(other, AppSettings(bundleID: "o"))
+            try await store.createApp(other, AppSettings(bundleID: "o"), by: .commandLine)
             let stream = StreamID(app: other, activity: ActivityID(rawValue: "x")!)
             try await store.execute(
                 .request(.init(activityType: "T", content: ActivityContent(contentState: .empty))),
@@ -179,7 +179,7 @@ struct ReplayTests {
     @Test("replay while commands keep appending loses nothing")
     func replayUnderLoad() async throws {
         try await Self.withStore(connections: 8) { store, pool in
-            try await store.createApp(Fixture.app, AppSettings(bundleID: "b", maxOpen: 10_000))
+            try await store.createApp(Fixture.app, AppSettings(bundleID: "b", maxOpen: 10_000), by: .commandLine)
             let running = RunningFlag()
             // Four writers, each living its own activities: request, five updates, end.
             let writers = Task {

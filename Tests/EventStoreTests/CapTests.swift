@@ -55,8 +55,8 @@ struct CapTests {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 1_000))
         let other = AppID(rawValue: "com.example.other")!
         try await fixture.withStore { store in
-            try await store.createApp(other, AppSettings(bundleID: "o", maxOpen: 1_000))
-            try await store.setGlobalMaxOpen(10)
+            try await store.createApp(other, AppSettings(bundleID: "o", maxOpen: 1_000), by: .commandLine)
+            try await store.setGlobalMaxOpen(10, by: .commandLine)
         }
         let results = try await race(200, fixture) { index in
             let app = index % 4 < 2 ? fixture.app : other
@@ -135,7 +135,7 @@ struct CapTests {
     @Test("a request is never refused while there is room")
     func noFalseRefusal() async throws {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 1_000))
-        try await fixture.withStore { try await $0.setGlobalMaxOpen(40) }
+        try await fixture.withStore { try await $0.setGlobalMaxOpen(40, by: .commandLine) }
         // 40 concurrent requests against a global cap of 40 spread over 16 stripes: all fit.
         let results = try await race(40, fixture) { (requestCommand(), fixture.stream("r\($0)")) }
         #expect(results.allSatisfy { $0.accepted != nil })
@@ -145,16 +145,16 @@ struct CapTests {
     func loweredAppCap() async throws {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 16))
         try await lowerCapAndRace(fixture, expectedOpen: 8) { store in
-            try await store.updateApp(fixture.app, AppSettings(bundleID: "b", maxOpen: 8))
+            try await store.updateApp(fixture.app, AppSettings(bundleID: "b", maxOpen: 8), by: .commandLine)
         }
     }
 
     @Test("after the global cap is lowered below the open count, closings retire the excess first")
     func loweredGlobalCap() async throws {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 1_000))
-        try await fixture.withStore { try await $0.setGlobalMaxOpen(32) }
+        try await fixture.withStore { try await $0.setGlobalMaxOpen(32, by: .commandLine) }
         try await lowerCapAndRace(fixture, expectedOpen: 8, global: true) { store in
-            try await store.setGlobalMaxOpen(8)
+            try await store.setGlobalMaxOpen(8, by: .commandLine)
         }
     }
 

@@ -12,7 +12,7 @@ struct StoreFixture {
     static func make(settings: AppSettings = AppSettings(bundleID: "com.example.delivery")) async throws -> StoreFixture
     {
         let fixture = StoreFixture(database: try await TestDatabase.makeMigrated())
-        try await fixture.withStore { try await $0.createApp(fixture.app, settings) }
+        try await fixture.withStore { try await $0.createApp(fixture.app, settings, by: .commandLine) }
         return fixture
     }
 

@@ -86,6 +86,9 @@ struct ActivityOperationTests {
             let fetched = try await app.client.getActivity(path: .init(activityId: "order-1")).ok
             #expect(fetched.headers.eTag == "\"6\"")
             #expect(try fetched.body.json == dismissed)
+
+            let replay = try await ProjectionReplay(store: api.store).run(swap: false)
+            #expect(replay.isConsistent, "the projection the API wrote is the fold of the log it wrote")
         }
     }
 
@@ -256,6 +259,9 @@ struct ActivityOperationTests {
                     "activity_ended", "activity_dismissed", "global_maximum_exceeded",
                 ]
             )
+            // Refusals append nothing: the log still folds to exactly the projection and counts.
+            let replay = try await ProjectionReplay(store: api.store).run(swap: false)
+            #expect(replay.isConsistent)
         }
     }
 

@@ -59,14 +59,14 @@ extension AppSettings {
 extension EventStore {
     /// Creates an app with its settings (and its open count, at zero).
     /// - Throws: a unique violation (`PostgresError.isUniqueViolation`) when the id is taken.
-    public func createApp(_ app: AppID, _ settings: AppSettings) async throws {
-        try await pool.withConnection { try StoreQueries.createApp(app, settings, $0) }
+    public func createApp(_ app: AppID, _ settings: AppSettings, by actor: AdminActor) async throws {
+        try await administering(actor) { try StoreQueries.createApp(app, settings, $0) }
     }
 
     /// Changes an app's caps and budget. Lowering a cap below the open count refuses new
     /// activities until the count is below the new cap; it never closes any.
-    public func updateApp(_ app: AppID, _ settings: AppSettings) async throws {
-        let updated = try await pool.withTransaction { try StoreQueries.updateApp(app, settings, $0) }
+    public func updateApp(_ app: AppID, _ settings: AppSettings, by actor: AdminActor) async throws {
+        let updated = try await administering(actor) { try StoreQueries.updateApp(app, settings, $0) }
         guard updated else { throw EventStoreError.unknownApp(app) }
     }
 
@@ -75,9 +75,9 @@ extension EventStore {
     }
 
     /// Sets the service-wide cap on open activities, spreading it over the global count's stripes.
-    public func setGlobalMaxOpen(_ limit: Int) async throws {
+    public func setGlobalMaxOpen(_ limit: Int, by actor: AdminActor) async throws {
         precondition(limit >= 0 && limit <= Int(Int32.max), "the global cap must fit a 32-bit count")
-        try await pool.withTransaction { try StoreQueries.setGlobalMaxOpen(limit, $0) }
+        try await administering(actor) { try StoreQueries.setGlobalMaxOpen(limit, $0) }
     }
 
     /// The open counts as kept by the caps: per app, and the global total.

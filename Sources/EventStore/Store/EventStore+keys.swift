@@ -21,10 +21,10 @@ public struct KeyHolder: Hashable, Sendable {
 extension EventStore {
     /// Issues a new key for `app`; its other keys stay valid (rotation without downtime).
     /// - Throws: `EventStoreError.unknownApp`.
-    public func issueKey(for app: AppID) async throws -> IssuedAPIKey {
+    public func issueKey(for app: AppID, by actor: AdminActor) async throws -> IssuedAPIKey {
         let key = IssuedAPIKey(keyID: UUID(), app: app, secret: Self.newSecret())
         do {
-            try await pool.withConnection { connection in
+            try await administering(actor) { connection in
                 try StoreQueries.insertKey(key.keyID, of: app, secretDigest: Self.digest(of: key.secret), connection)
             }
         } catch let error as PostgresError where error.sqlState == .foreignKeyViolation {
@@ -34,8 +34,8 @@ extension EventStore {
     }
 
     /// Revokes a key of `app`; `false` when the app has no such key. Revoking twice is fine.
-    public func revokeKey(_ keyID: UUID, of app: AppID) async throws -> Bool {
-        try await pool.withConnection { try StoreQueries.revokeKey(keyID, of: app, $0) }
+    public func revokeKey(_ keyID: UUID, of app: AppID, by actor: AdminActor) async throws -> Bool {
+        try await administering(actor) { try StoreQueries.revokeKey(keyID, of: app, $0) }
     }
 
     /// The holder of an unrevoked key with this secret, or `nil`.
