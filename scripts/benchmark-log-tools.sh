@@ -62,16 +62,18 @@ done
 EVENTS=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM events")
 printf 'generated %s events in %.1f s\n' "$EVENTS" "$(echo "$(date +%s.%N) - $started" | bc)"
 
-# Runs a command; prints its time, the rate over `events` events, its peak memory and last line.
+# Runs a command; prints its time, the rate over `events` events, its own CPU time (the rest is
+# PostgreSQL's and waiting), its peak memory and its last line.
 measure() {
     local label="$1" events="$2"; shift 2
     local begin seconds rss
     begin=$(date +%s.%N)
-    /usr/bin/time -f "%M" -o "$DATA/rss" "$@" > "$DATA/out.txt" 2>&1 || true
+    /usr/bin/time -f "%M %U %S" -o "$DATA/rss" "$@" > "$DATA/out.txt" 2>&1 || true
     seconds=$(echo "$(date +%s.%N) - $begin" | bc)
-    rss=$(tail -n 1 "$DATA/rss")
-    printf '%-22s %7.2f s  %9.0f events/s  peak RSS %6.1f MiB   %s\n' "$label" "$seconds" \
-        "$(echo "$events / $seconds" | bc -l)" "$(echo "$rss / 1024" | bc -l)" "$(tail -n 1 "$DATA/out.txt")"
+    read -r rss user system < <(tail -n 1 "$DATA/rss")
+    printf '%-26s %7.2f s  %9.0f events/s  CPU %6.2f s  peak RSS %6.1f MiB   %s\n' "$label" "$seconds" \
+        "$(echo "$events / $seconds" | bc -l)" "$(echo "$user + $system" | bc -l)" "$(echo "$rss / 1024" | bc -l)" \
+        "$(tail -n 1 "$DATA/out.txt")"
 }
 measure "liveline verify" "$EVENTS" "$BIN" verify
 # The bulk log has no projection yet: the first replay builds every row; the next ones find

@@ -129,8 +129,9 @@ public struct ProjectionReplay: Sendable {
         return snapshot
     }
 
-    /// Reads `liveline_replay_events` to the end, folds each stream and loads the rows into
-    /// `activities_replay`, a batch at a time, so memory stays that of one batch.
+    /// Reads `liveline_replay_events` to the end, folds each stream and sends the rows to the
+    /// staging table a batch at a time (so memory stays that of one batch), then loads them into
+    /// `activities_replay` with one statement.
     private func foldCursor(
         markChanged: Bool,
         _ connection: Connection,
@@ -150,10 +151,9 @@ public struct ProjectionReplay: Sendable {
             }
             stream.removeAll(keepingCapacity: true)
         }
-        func load() throws {
+        func stage() throws {
             guard !rows.isEmpty else { return }
             try ReplayQueries.stage(rows, connection)
-            try ReplayQueries.loadStaged(markChanged: markChanged, connection)
             rows.removeAll()
         }
         while true {
@@ -163,13 +163,14 @@ public struct ProjectionReplay: Sendable {
                 stream.append(event)
             }
             events += batch.count
-            try load()
+            try stage()
             progress(events)
             if batch.count < batchSize { break }
         }
         fold()
-        try load()
+        try stage()
         try ReplayQueries.closeCursor(connection)
+        try ReplayQueries.loadStaged(markChanged: markChanged, connection)
         return (events, streams, unfoldable)
     }
 }
