@@ -1,5 +1,4 @@
 public import ActivityLifecycle
-public import Foundation
 import Postgres
 
 /// Who made an administrative change, as the audit trail (`admin_changes`) records it.
