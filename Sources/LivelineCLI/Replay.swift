@@ -96,6 +96,10 @@ private struct Outcome: Encodable {
                 + (verifying ? found : "nothing was swapped")
         }
         if verifying { return "\(read): \(found)" }
+        if changedActivities == 0 && openCountDifferences == 0 {
+            return "\(read): the projection already matches the log; nothing was changed "
+                + "(appends waited \(gateHeldMilliseconds) ms)"
+        }
         return "\(read): \(found); swapped in, with \(caughtUpEvents) events appended meanwhile "
             + "(appends waited \(gateHeldMilliseconds) ms)"
     }
