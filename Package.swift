@@ -153,7 +153,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EventLogToolsTests",
-            dependencies: ["ActivityLifecycle", "EventLogTools", "EventStore", "Postgres", "TestSupport"],
+            dependencies: [
+                "ActivityLifecycle", "EmbeddedPostgres", "EventLogTools", "EventStore", "Postgres", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             exclude: ["Snapshots"],
             swiftSettings: swiftSettings
         ),

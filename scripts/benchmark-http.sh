@@ -94,7 +94,7 @@ PER_CLIENT=$((ACTIVITIES / POOL))
 cat > "$DATA/update.sql" <<SQL
 \set n :client_id * $PER_CLIENT + random(1, $PER_CLIENT)
 SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, CASE WHEN false THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint END, CASE WHEN false THEN (SELECT sum(open) FROM global_open_stripes)::bigint END, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = NULL), r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \gset
-SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL, NULL);
+SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
 SQL
 pgbench -n -c "$POOL" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
     -D "row=$ROW" -D "data=$EVENT" "$DATABASE_URL" > "$DATA/pgbench.txt" 2>&1 || { cat "$DATA/pgbench.txt" >&2; exit 1; }

@@ -17,7 +17,8 @@ public final class EmbeddedPostgres: Sendable {
         /// on the private socket.
         public var superuser: String = "liveline"
         /// Server settings passed as `-c name=value`, e.g. `fsync=off` for throwaway test clusters.
-        public var settings: [String: String] = [:]
+        /// Commit times are recorded by default: `liveline verify` replays the caps in commit order.
+        public var settings: [String: String] = ["track_commit_timestamp": "on"]
 
         public init(dataDirectory: URL, socketDirectory: URL) {
             self.dataDirectory = dataDirectory

@@ -10,6 +10,9 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
         /// A time-driven transition overdue by more than the slack, or applied later than that
         /// (the worker did not run in time).
         case deadline
+        /// An opening that took an app's, a device's or the global count of open activities above
+        /// the cap in force when it committed.
+        case cap
     }
 
     public let app: AppID
@@ -33,7 +36,8 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
 /// Checks the whole log, one stream at a time (memory stays that of one stream): every stream
 /// folds strictly through the state machine — contiguous versions, legal transitions, sizes,
 /// time order — and no time-driven transition is overdue by more than `slack` at `now`, or was
-/// recorded more than `slack` after it was due.
+/// recorded more than `slack` after it was due. Then the open counts are replayed in commit order
+/// against the caps in force (`CapHistoryCheck`), when the database records commit times.
 public struct LogVerifier: Sendable {
     public let store: EventStore
     public let now: Timestamp
@@ -51,6 +55,7 @@ public struct LogVerifier: Sendable {
         public var events = 0
         public var streams = 0
         public var findings: [Finding] = []
+        public var caps = CapHistoryCheck.Outcome()
     }
 
     /// Reads the log and returns what is wrong; `progress` is told the events read so far.
@@ -58,7 +63,17 @@ public struct LogVerifier: Sendable {
         var findings: [Finding] = []
         let (events, streams) = try await StreamReader(store: store, batchSize: batchSize)
             .forEachStream(progress: progress) { findings += check($0) }
-        return Summary(events: events, streams: streams, findings: findings)
+        let caps = try await checkCapHistory()
+        return Summary(events: events, streams: streams, findings: findings + caps.findings, caps: caps.outcome)
+    }
+
+    /// Replays the open counts in commit order, when the database records commit times.
+    func checkCapHistory() async throws -> (findings: [Finding], outcome: CapHistoryCheck.Outcome) {
+        guard try await store.recordsCommitTimestamps() else {
+            return ([], .init(notChecked: "the database does not record commit times (track_commit_timestamp is off)"))
+        }
+        let check = try await store.foldCapHistory(into: CapHistoryCheck(), batchSize: batchSize) { $0.apply($1) }
+        return (check.findings, check.outcome)
     }
 
     /// The findings of one stream.

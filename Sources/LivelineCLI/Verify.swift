@@ -8,7 +8,7 @@ import Foundation
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Check the whole log: every stream folds strictly (versions, transitions, sizes, time) and no deadline is overdue.",
+            "Check the whole log: every stream folds strictly (versions, transitions, sizes, time), no deadline is overdue, no opening exceeded a cap.",
         discussion: """
             To compare the live projection with the log, use `liveline replay --verify`. Exits 0 when \
             nothing is wrong, 1 with findings, 2 on an error.
@@ -39,9 +39,18 @@ struct Verify: AsyncParsableCommand {
             } else {
                 for finding in summary.findings { print(finding) }
                 print("\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings")
+                print(capsLine(summary.caps))
             }
             findings = summary.findings.count
         }
         if findings > 0 { throw ExitCode.failure }
+    }
+
+    private func capsLine(_ caps: CapHistoryCheck.Outcome) -> String {
+        if let reason = caps.notChecked { return "caps over history: not checked: \(reason)" }
+        let unchecked =
+            caps.uncheckedOpenings == 0
+            ? "" : "; \(caps.uncheckedOpenings) committed before commit times were recorded, counted only"
+        return "caps over history: \(caps.checkedOpenings) openings checked in commit order\(unchecked)"
     }
 }

@@ -35,6 +35,14 @@ public enum TestDatabase {
         try await TestServer.shared.createDatabase(template: try await TestServer.shared.migratedTemplate())
     }
 
+    /// Applies every migration to the database at `connectionString`.
+    public static func migrate(_ connectionString: String) async throws {
+        let migrations = try Migration.load(from: migrationsDirectory)
+        try await withPool(connectionString, maximumConnections: 1) { pool in
+            try await Migrator(migrations: migrations, pool: pool).migrate(logger: logger)
+        }
+    }
+
     /// A pool on `connectionString`, shut down after `body`.
     @discardableResult
     public static func withPool<T>(
@@ -55,10 +63,13 @@ public enum TestDatabase {
     }
 
     /// A cluster of the test's own, for tests that stop or restart the server; stopped and
-    /// deleted after `body`.
-    public static func withPrivateCluster<T>(_ body: (EmbeddedPostgres) async throws -> T) async throws -> T {
+    /// deleted after `body`. `settings` override the server settings of test clusters.
+    public static func withPrivateCluster<T>(
+        settings: [String: String] = [:],
+        _ body: (EmbeddedPostgres) async throws -> T
+    ) async throws -> T {
         let folder = try TemporaryFolder.make()
-        let cluster = try await startCluster(in: folder)
+        let cluster = try await startCluster(in: folder, settings: settings)
         do {
             let value = try await body(cluster)
             try? await offCooperativePool { try cluster.stop() }
@@ -71,14 +82,15 @@ public enum TestDatabase {
         }
     }
 
-    static func startCluster(in folder: URL) async throws -> EmbeddedPostgres {
+    static func startCluster(in folder: URL, settings: [String: String] = [:]) async throws -> EmbeddedPostgres {
         var configuration = EmbeddedPostgres.Configuration(
             dataDirectory: folder.appending(path: "data"),
             socketDirectory: folder.appending(path: "run")
         )
-        configuration.settings = [
-            "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300",
-        ]
+        configuration.settings.merge(
+            ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"]
+        ) { $1 }
+        configuration.settings.merge(settings) { $1 }
         let settings = configuration
         return try await offCooperativePool { try EmbeddedPostgres.start(settings, logger: logger) }
     }

@@ -41,10 +41,7 @@ actor TestServer {
     private func makeTemplate() async throws -> String {
         let name = "liveline_template_\(UUID().uuidString.prefix(8).lowercased())"
         let url = try await createDatabase(named: name, template: nil)
-        let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
-        try await TestDatabase.withPool(url, maximumConnections: 1) { pool in
-            try await Migrator(migrations: migrations, pool: pool).migrate(logger: TestDatabase.logger)
-        }
+        try await TestDatabase.migrate(url)
         return name
     }
 

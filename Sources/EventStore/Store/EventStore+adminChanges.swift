@@ -26,14 +26,19 @@ public struct AdminChange: Hashable, Sendable, Encodable {
 
 extension EventStore {
     /// Runs an administrative change in a transaction that names its actor; triggers record it
-    /// in `admin_changes` in the same transaction.
+    /// in `admin_changes` in the same transaction. A cap change can deadlock with an opening
+    /// (see docs/event-log.md): the transaction the database rolls back is run again.
     func administering<T: Sendable>(
         _ actor: AdminActor,
         _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {
-        try await pool.withTransaction { connection in
-            try StoreQueries.nameActor(actor, connection)
-            return try body(connection)
+        try await pool.withConnection { connection in
+            try Self.retryingDeadlocks {
+                try connection.transaction { connection in
+                    try StoreQueries.nameActor(actor, connection)
+                    return try body(connection)
+                }
+            }
         }
     }
 

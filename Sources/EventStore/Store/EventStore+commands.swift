@@ -57,20 +57,6 @@ extension EventStore {
         return result
     }
 
-    /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a
-    /// serialization conflict by rolling it back: nothing of it was written or acknowledged, so
-    /// deciding it again on the current state is safe.
-    private static func retryingDeadlocks<T>(_ attempt: () throws -> T) throws -> T {
-        for _ in 1..<3 {
-            do {
-                return try attempt()
-            } catch let error as PostgresError where error.isSerializationFailure {
-                continue
-            }
-        }
-        return try attempt()
-    }
-
     private static func decideAndAppend(
         _ command: Command,
         on stream: StreamID,
@@ -125,7 +111,6 @@ extension EventStore {
                 events: events,
                 expectedVersion: version,
                 openChange: before?.state.isOpen == true && !after.state.isOpen ? -1 : 0,
-                maxOpenPerDevice: loaded.context.app.maxOpenPerDevice,
                 idempotency: idempotency,
                 outcome: idempotency.map { _ in RecordedOutcome.accepted(from: version, to: last.version).json },
                 connection

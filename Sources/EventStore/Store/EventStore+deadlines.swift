@@ -30,7 +30,6 @@ extension EventStore {
                     events: events,
                     expectedVersion: before.version,
                     openChange: before.state.isOpen && !after.state.isOpen ? -1 : 0,
-                    maxOpenPerDevice: nil,
                     idempotency: nil,
                     outcome: nil,
                     connection

@@ -87,7 +87,6 @@ enum StoreQueries {
         events: [ActivityEvent],
         expectedVersion: Int,
         openChange: Int,
-        maxOpenPerDevice: Int?,
         idempotency: IdempotencyKey?,
         outcome: JSONB?,
         _ connection: Connection
@@ -100,7 +99,7 @@ enum StoreQueries {
                 \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
                 \(PostgresArray(events.map(\.cause.rawValue))),
                 \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
-                \(Int32(openChange)), \(maxOpenPerDevice.map(Int32.init)),
+                \(Int32(openChange)),
                 \(idempotency?.key), \(idempotency?.requestDigest), \(outcome))
             """
         )
