@@ -38,8 +38,8 @@ struct Verify: AsyncParsableCommand {
                 print(try prettyJSON(summary))
             } else {
                 for finding in summary.findings { print(finding) }
-                print("\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings")
                 print(capsLine(summary.caps))
+                print("\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings")
             }
             findings = summary.findings.count
         }

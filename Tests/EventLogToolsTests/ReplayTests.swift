@@ -31,6 +31,22 @@ struct ReplayTests {
                 at: Fixture.start
             )
         }
+        // Text that COPY must escape and JSON must quote, and a relevance score.
+        let awkward = "tab\t newline\n return\r backslash\\ quote\" é 🚚 \\N"
+        try await store.execute(
+            .request(
+                .init(
+                    activityType: "T",
+                    attributes: JSONObject([awkward: .string(awkward)]),
+                    content: ActivityContent(
+                        contentState: JSONObject(["text": .string(awkward), "n": .number(0.1)]),
+                        relevanceScore: RelevanceScore(0.3)
+                    )
+                )
+            ),
+            on: StreamID(app: Fixture.app, activity: ActivityID(rawValue: "awkward")!),
+            at: Fixture.start
+        )
         _ = try await store.applyDueDeadlines(at: Fixture.start + .seconds(300), limit: 100)
     }
 
@@ -56,8 +72,8 @@ struct ReplayTests {
                 let report = try await Self.compare(store, batchSize: batchSize)
                 #expect(report.isConsistent)
                 #expect(ProjectionDifference.all(in: report).isEmpty)
-                #expect(report.streams == 4)
-                #expect(report.events == 8 + 3 + 2)
+                #expect(report.streams == 5)
+                #expect(report.events == 8 + 3 + 2 + 1)
             }
             let swapped = try await ProjectionReplay(store: store).run(swap: true)
             #expect(swapped.swapped && swapped.isConsistent)

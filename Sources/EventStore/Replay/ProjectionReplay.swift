@@ -97,7 +97,7 @@ public struct ProjectionReplay: Sendable {
                 let started = ContinuousClock.now
                 try ReplayQueries.closeGate(connection)
                 try ReplayQueries.openCursorOnStreamsAppended(since: snapshot, app: scope.app, connection)
-                let caughtUp = try foldCursor(markChanged: true, connection)
+                let caughtUp = try foldCursor(catchingUp: true, connection)
                 if let corrupt = caughtUp.unfoldable.first { throw EventStoreError.corruptStream(corrupt) }
                 try ReplayQueries.swap(app: scope.app, connection)
                 report.caughtUpEvents = caughtUp.events
@@ -118,7 +118,7 @@ public struct ProjectionReplay: Sendable {
         try ReplayQueries.clearScratch(connection)
         let total = try ReplayQueries.eventCount(app: scope.app, connection)
         try ReplayQueries.openCursorOnLog(app: scope.app, connection)
-        let folded = try foldCursor(markChanged: false, connection) { progress($0, total) }
+        let folded = try foldCursor(catchingUp: false, connection) { progress($0, total) }
         try ReplayQueries.keepLive(folded.unfoldable.map(\.stream), connection)
         report.events = folded.events
         report.streams = folded.streams
@@ -129,11 +129,11 @@ public struct ProjectionReplay: Sendable {
         return snapshot
     }
 
-    /// Reads `liveline_replay_events` to the end, folds each stream and sends the rows to the
-    /// staging table a batch at a time (so memory stays that of one batch), then loads them into
-    /// `activities_replay` with one statement.
+    /// Reads `liveline_replay_events` to the end, folds each stream and sends the rows with COPY
+    /// a batch at a time (so memory stays that of one batch): into `activities_replay`, or, when
+    /// `catchingUp`, in place of the rows there, marking those activities as changed.
     private func foldCursor(
-        markChanged: Bool,
+        catchingUp: Bool,
         _ connection: Connection,
         progress: (Int) -> Void = { _ in }
     ) throws -> (events: Int, streams: Int, unfoldable: [CorruptionError]) {
@@ -145,15 +145,15 @@ public struct ProjectionReplay: Sendable {
             guard !stream.isEmpty else { return }
             streams += 1
             do throws(CorruptionError) {
-                rows.append([ProjectionRow.json(try store.lifecycle.rebuild(stream)).utf8])
+                ProjectionRow.copy(try store.lifecycle.rebuild(stream), into: &rows)
             } catch {
                 unfoldable.append(error)
             }
             stream.removeAll(keepingCapacity: true)
         }
-        func stage() throws {
+        func send() throws {
             guard !rows.isEmpty else { return }
-            try ReplayQueries.stage(rows, connection)
+            try ReplayQueries.copy(rows, staged: catchingUp, connection)
             rows.removeAll()
         }
         while true {
@@ -163,14 +163,14 @@ public struct ProjectionReplay: Sendable {
                 stream.append(event)
             }
             events += batch.count
-            try stage()
+            try send()
             progress(events)
             if batch.count < batchSize { break }
         }
         fold()
-        try stage()
+        try send()
         try ReplayQueries.closeCursor(connection)
-        try ReplayQueries.loadStaged(markChanged: markChanged, connection)
+        if catchingUp { try ReplayQueries.mergeStaged(connection) }
         return (events, streams, unfoldable)
     }
 }

@@ -23,7 +23,7 @@ enum ReplayQueries {
 
     static func clearScratch(_ connection: Connection) throws {
         try connection.executeScript(
-            "TRUNCATE activities_replay, activities_replay_rows, activities_replay_changes"
+            "TRUNCATE activities_replay, activities_replay_staged, activities_replay_changes"
         )
     }
 
@@ -71,36 +71,31 @@ enum ReplayQueries {
         try connection.executeScript("CLOSE liveline_replay_events")
     }
 
-    /// Sends rebuilt rows (`ProjectionRow.json`) to the staging table.
-    static func stage(_ rows: CopyTextRows, _ connection: Connection) throws {
-        try connection.copyIn("COPY activities_replay_rows (row) FROM STDIN", rows: rows)
+    /// Sends rebuilt rows (`ProjectionRow.copy`) to `activities_replay`, or to the staging table
+    /// when they replace rows there (`staged`).
+    static func copy(_ rows: CopyTextRows, staged: Bool, _ connection: Connection) throws {
+        let table = staged ? "activities_replay_staged" : "activities_replay"
+        let columns = ProjectionRow.columnNames.joined(separator: ", ")
+        try connection.copyIn("COPY \(table) (\(columns)) FROM STDIN", rows: rows)
     }
 
     /// Moves the staged rows into `activities_replay`, replacing rows of the same activities, and
-    /// marks those activities as changed when `markChanged`.
-    static func loadStaged(markChanged: Bool, _ connection: Connection) throws {
+    /// marks those activities as changed.
+    static func mergeStaged(_ connection: Connection) throws {
         try connection.execute(
             """
-            DELETE FROM activities_replay r USING activities_replay_rows s
-            WHERE r.app_id = s.row ->> 'app_id' AND r.activity_id = s.row ->> 'activity_id'
+            DELETE FROM activities_replay r USING activities_replay_staged s
+            WHERE r.app_id = s.app_id AND r.activity_id = s.activity_id
             """
         )
+        try connection.execute("INSERT INTO activities_replay SELECT * FROM activities_replay_staged")
         try connection.execute(
             """
-            INSERT INTO activities_replay
-            SELECT p.* FROM activities_replay_rows s, jsonb_populate_record(NULL::activities_replay, s.row) p
+            INSERT INTO activities_replay_changes SELECT app_id, activity_id FROM activities_replay_staged
+            ON CONFLICT DO NOTHING
             """
         )
-        if markChanged {
-            try connection.execute(
-                """
-                INSERT INTO activities_replay_changes
-                SELECT row ->> 'app_id', row ->> 'activity_id' FROM activities_replay_rows
-                ON CONFLICT DO NOTHING
-                """
-            )
-        }
-        try connection.executeScript("TRUNCATE activities_replay_rows")
+        try connection.executeScript("TRUNCATE activities_replay_staged")
     }
 
     /// Takes the live rows of activities whose streams cannot be folded as they are, so that
@@ -119,18 +114,18 @@ enum ReplayQueries {
         )
     }
 
-    /// Records every activity whose live row (stripes aside) differs from the rebuilt one, or
-    /// exists on one side only. Returns how many.
+    /// Records every activity whose live row (stripes aside: the views leave them out) differs
+    /// from the rebuilt one, or exists on one side only. Returns how many.
     static func markChanges(app: AppID?, _ connection: Connection) throws -> Int {
         try connection.execute(
             """
             INSERT INTO activities_replay_changes
             SELECT coalesce(r.app_id, a.app_id), coalesce(r.activity_id, a.activity_id)
-            FROM activities_replay r
-            FULL JOIN (SELECT * FROM activities WHERE \(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue)) a
+            FROM liveline_replay_rows r
+            FULL JOIN (SELECT * FROM liveline_activity_rows
+                       WHERE \(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue)) a
               ON a.app_id = r.app_id AND a.activity_id = r.activity_id
-            WHERE to_jsonb(r) - '{app_stripe,global_stripe}'::text[]
-                  IS DISTINCT FROM to_jsonb(a) - '{app_stripe,global_stripe}'::text[]
+            WHERE r IS DISTINCT FROM a
             ON CONFLICT DO NOTHING
             """
         )

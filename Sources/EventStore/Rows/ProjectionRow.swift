@@ -3,10 +3,10 @@ import Postgres
 
 /// The one place that maps an `Activity` to the columns of `activities`: read from the
 /// `liveline_activity_rows` view (typed, binary), written as the JSON object that
-/// `liveline_append` hands to `jsonb_populate_record`.
+/// `liveline_append` hands to `jsonb_populate_record`, or as a `COPY` row (replay).
 enum ProjectionRow {
     /// The number of columns of `liveline_activity_rows`, read by `stored(from:at:)`.
-    static let columnCount = 25
+    static var columnCount: Int { columnNames.count }
 
     /// The activity in the columns of `liveline_activity_rows` starting at `offset`, or `nil`
     /// when they are NULL (a left join that found no activity).
@@ -70,39 +70,75 @@ enum ProjectionRow {
         )
     }
 
-    /// The row as the JSON object `jsonb_populate_record(NULL::activities, …)` reads. The
-    /// stripes are filled in by `liveline_append`.
-    static func json(_ stored: StoredActivity) -> JSONB {
+    /// The columns of `liveline_activity_rows`, in order: what `stored(from:at:)` reads and
+    /// `json` and `copy` write.
+    static let columnNames = [
+        "app_id", "activity_id", "state", "version", "activity_type", "attributes", "content_state", "stale_date",
+        "relevance_score", "push_type", "push_token", "device_id", "start_date", "last_timestamp", "requested_at",
+        "activated_at", "ended_at", "dismissed_at", "dismissal_date", "next_deadline_at", "next_deadline_kind",
+        "last_event_at", "style", "end_reason", "priority_updates",
+    ]
+
+    /// One column's value, as the row is written.
+    enum Value {
+        case text(String?)
+        case integer(Int)
+        case number(Double?)
+        case time(Timestamp?)
+        case object(JSONObject)
+        case times([Timestamp])
+
+        var json: JSONValue {
+            switch self {
+            case .text(let text): text.map(JSONValue.string) ?? .null
+            case .integer(let integer): .number(Double(integer))
+            case .number(let number): number.map(JSONValue.number) ?? .null
+            case .time(let time): time.map { .string($0.description) } ?? .null
+            case .object(let object): .object(object.members)
+            case .times(let times): .array(times.map { .string($0.description) })
+            }
+        }
+
+        /// The value in `COPY`'s text format, unescaped (`CopyTextRows` escapes); `nil` is NULL.
+        var copyText: [UInt8]? {
+            switch self {
+            case .text(let text): text.map { Array($0.utf8) }
+            case .integer(let integer): Array(String(integer).utf8)
+            case .number(let number): number.map { Array("\($0)".utf8) }
+            case .time(let time): time.map { Array($0.description.utf8) }
+            case .object(let object): object.canonicalJSON
+            // An array literal: timestamps hold nothing that needs quoting.
+            case .times(let times): Array("{\(times.map(\.description).joined(separator: ","))}".utf8)
+            }
+        }
+    }
+
+    /// The row's values, in the order of `columnNames`.
+    static func values(_ stored: StoredActivity) -> [Value] {
         let activity = stored.activity
-        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        func time(_ value: Timestamp?) -> JSONValue { value.map { .string($0.description) } ?? .null }
-        let row: [String: JSONValue] = [
-            "app_id": .string(stored.stream.app.rawValue),
-            "activity_id": .string(stored.stream.activity.rawValue),
-            "state": .string(activity.state.rawValue),
-            "version": .number(Double(activity.version)),
-            "activity_type": .string(activity.activityType),
-            "attributes": .object(activity.attributes.members),
-            "content_state": .object(activity.content.contentState.members),
-            "stale_date": time(activity.content.staleDate),
-            "relevance_score": activity.content.relevanceScore.map { .number($0.value) } ?? .null,
-            "push_type": text(activity.pushType?.rawValue),
-            "push_token": text(activity.pushToken),
-            "device_id": text(activity.deviceID?.rawValue),
-            "start_date": time(activity.startDate),
-            "last_timestamp": time(activity.lastTimestamp),
-            "requested_at": time(activity.requestedAt),
-            "activated_at": time(activity.activatedAt),
-            "ended_at": time(activity.endedAt),
-            "dismissed_at": time(activity.dismissedAt),
-            "dismissal_date": time(activity.dismissalDate),
-            "next_deadline_at": time(stored.nextDeadline?.due),
-            "next_deadline_kind": text(stored.nextDeadline?.kind.rawValue),
-            "last_event_at": time(activity.lastEventAt),
-            "style": text(activity.style?.rawValue),
-            "end_reason": text(activity.endReason?.rawValue),
-            "priority_updates": .array(activity.recentHighPriorityUpdates.map { .string($0.description) }),
+        return [
+            .text(stored.stream.app.rawValue), .text(stored.stream.activity.rawValue), .text(activity.state.rawValue),
+            .integer(activity.version), .text(activity.activityType), .object(activity.attributes),
+            .object(activity.content.contentState), .time(activity.content.staleDate),
+            .number(activity.content.relevanceScore?.value), .text(activity.pushType?.rawValue),
+            .text(activity.pushToken), .text(activity.deviceID?.rawValue), .time(activity.startDate),
+            .time(activity.lastTimestamp), .time(activity.requestedAt), .time(activity.activatedAt),
+            .time(activity.endedAt), .time(activity.dismissedAt), .time(activity.dismissalDate),
+            .time(stored.nextDeadline?.due), .text(stored.nextDeadline?.kind.rawValue), .time(activity.lastEventAt),
+            .text(activity.style?.rawValue), .text(activity.endReason?.rawValue),
+            .times(activity.recentHighPriorityUpdates),
         ]
+    }
+
+    /// The row as the JSON object `jsonb_populate_record(NULL::activities, …)` reads (in
+    /// `liveline_append`, which fills in the stripes).
+    static func json(_ stored: StoredActivity) -> JSONB {
+        let row = Dictionary(uniqueKeysWithValues: zip(columnNames, values(stored).map(\.json)))
         return JSONB(utf8: JSONValue.object(row).canonicalJSON)
+    }
+
+    /// Appends the row to `rows`, in the columns and order of `columnNames`.
+    static func copy(_ stored: StoredActivity, into rows: inout CopyTextRows) {
+        rows.append(values(stored).map(\.copyText))
     }
 }
