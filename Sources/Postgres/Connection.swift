@@ -63,7 +63,7 @@ public final class Connection: @unchecked Sendable {
 
     /// The name of the prepared statement for `query`'s text and parameter types, preparing it
     /// on first use.
-    private func preparedName(for query: PostgresQuery) throws -> String {
+    func preparedName(for query: PostgresQuery) throws -> String {
         let key = PreparedKey(sql: query.sql, types: query.bindings.map(\.type))
         if let name = prepared[key] { return name }
         let name = "liveline_\(prepared.count + 1)"
@@ -192,7 +192,7 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Lays out the parameters as the four parallel C arrays `PQexecParams` takes.
-    private static func withParameters<R>(
+    static func withParameters<R>(
         _ query: PostgresQuery,
         _ body: (
             UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?

@@ -176,64 +176,16 @@ struct JSONParserTests {
             var members: [String: JSONValue] = [:]
             for (index, key) in keys.enumerated() {
                 members[key + "\u{1}\"\\"] =
-                    index.isMultiple(of: 2) ? .number(Double(number) / 8) : .string(key + "é😀\n")
+                    switch index % 3 {
+                    case 0: .number(Double(number) / 8)
+                    case 1: .string(key + "é😀\n")
+                    default: .object([key: .string(key + "é")])
+                    }
             }
             let object = JSONObject(members)
             let parsed = try JSONParser.parseObject(object.canonicalJSON)
             #expect(parsed == object)
+            #expect(object.encodedSize == object.canonicalJSON.count)
         }
-    }
-}
-
-@Suite("Decoding from a parsed JSON tree")
-struct JSONValueDecoderTests {
-    static let content = ActivityContent(
-        contentState: JSONObject([
-            "stage": .string("out"), "eta": .number(12.5), "flags": .array([.bool(true), .null, .number(-3)]),
-            "courier": .object(["name": .string("Sam"), "nested": .object([:])]),
-        ]),
-        staleDate: Timestamp(microsecondsSince1970: 1_800_000_000_123_456),
-        relevanceScore: RelevanceScore(4)
-    )
-
-    static func roundTrip<T: Codable & Equatable>(_ value: T) throws {
-        let bytes = try JSONEncoder().encode(value)
-        let tree = try JSONParser.parse(Array(bytes))
-        let decoded = try JSONValueDecoder().decode(T.self, from: tree)
-        #expect(decoded == value)
-        #expect(decoded == (try JSONDecoder().decode(T.self, from: bytes)))
-    }
-
-    @Test("event payloads decode as Foundation's decoder decodes them")
-    func payloads() throws {
-        try Self.roundTrip(
-            EventPayload.Requested(
-                .init(
-                    activityType: "delivery",
-                    attributes: JSONObject(["order": .string("A-1")]),
-                    content: Self.content,
-                    startDate: Timestamp(microsecondsSince1970: 1_800_000_100_000_000),
-                    pushType: .channel,
-                    style: .transient,
-                    deviceID: DeviceID(rawValue: "phone-1"),
-                    timestamp: Timestamp(microsecondsSince1970: 1_800_000_000_000_001)
-                )
-            )
-        )
-        try Self.roundTrip(Self.content)
-        try Self.roundTrip(ActivityContent(contentState: .empty))
-        try Self.roundTrip(Alert(title: "t", body: "b", sound: nil))
-        try Self.roundTrip([Priority.high, .low])
-    }
-
-    @Test("a value of the wrong kind, a fractional integer or a missing key is an error")
-    func errors() throws {
-        let decoder = JSONValueDecoder()
-        #expect(throws: DecodingError.self) {
-            try decoder.decode(Alert.self, from: .object(["title": .number(1), "body": .string("b")]))
-        }
-        #expect(throws: DecodingError.self) { try decoder.decode(Priority.self, from: .number(5.5)) }
-        #expect(throws: DecodingError.self) { try decoder.decode(Alert.self, from: .object(["title": .string("t")])) }
-        #expect(throws: DecodingError.self) { try decoder.decode(JSONObject.self, from: .array([])) }
     }
 }

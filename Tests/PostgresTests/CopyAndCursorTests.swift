@@ -57,6 +57,34 @@ struct CopyAndCursorTests {
         }
     }
 
+    @Test("a statement runs while the thread works: its rows, the work's value, and errors of either")
+    func overlap() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            try await pool.withConnection { connection in
+                var worked = 0
+                let (rows, value) = try connection.query("SELECT generate_series(1, 3)::integer") {
+                    worked += 1
+                    return "done"
+                }
+                #expect(try rows.map { try $0.decode(0, as: Int32.self) } == [1, 2, 3])
+                #expect(value == "done" && worked == 1)
+
+                struct WorkFailed: Error {}
+                #expect(throws: WorkFailed.self) {
+                    try connection.query("SELECT pg_sleep(0.05)") { throw WorkFailed() }
+                }
+                let refused = try #require(throws: PostgresError.self) {
+                    try connection.query("SELECT 1 / 0") { worked += 1 }
+                }
+                #expect(refused.sqlState?.rawValue == "22012")
+                #expect(worked == 2)
+                // The session is ready for the next statement after each.
+                let one: Int32 = try connection.query("SELECT 1").single!.decode(0)
+                #expect(one == 1)
+            }
+        }
+    }
+
     @Test("a cursor declared with parameters is fetched in batches of binary rows")
     func cursor() async throws {
         let batches = try await TestDatabase.withPool(database) { pool in

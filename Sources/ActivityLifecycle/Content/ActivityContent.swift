@@ -1,5 +1,5 @@
 /// What a Live Activity shows: the state its `ContentState` decodes, and when it goes stale.
-public struct ActivityContent: Hashable, Sendable, Codable {
+public struct ActivityContent: Hashable, Sendable {
     /// The JSON object the app's `ContentState` decodes.
     public var contentState: JSONObject
     /// When the system marks the activity stale, unless an update comes first.
@@ -43,7 +43,7 @@ public struct RelevanceScore: Hashable, Sendable, Codable, Comparable {
 }
 
 /// An alert shown (and optionally sounded) with an update.
-public struct Alert: Hashable, Sendable, Codable {
+public struct Alert: Hashable, Sendable {
     public var title: String
     public var body: String
     public var sound: String?

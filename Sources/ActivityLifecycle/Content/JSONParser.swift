@@ -35,7 +35,12 @@ public enum JSONParser {
         func failure(_ reason: String) -> Failure { Failure(offset: index, reason: reason) }
 
         mutating func skipWhitespace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x09, 0x0A, 0x0D: index += 1
+                default: return
+                }
+            }
         }
 
         mutating func expect(_ literal: String, _ value: JSONValue) throws(Failure) -> JSONValue {
@@ -116,7 +121,30 @@ public enum JSONParser {
 
         mutating func string() throws(Failure) -> String {
             index += 1
-            var output: [UInt8] = []
+            let start = index
+            // Most strings have no escape: made straight from the bytes between the quotes.
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
+                        throw failure("invalid UTF-8")
+                    }
+                    index += 1
+                    return text
+                case UInt8(ascii: "\\"):
+                    return try escapedString(from: start)
+                case 0..<0x20:
+                    throw failure("control character in a string")
+                default:
+                    index += 1
+                }
+            }
+            throw failure("unterminated string")
+        }
+
+        /// The rest of a string from the first escape at `index`, which began at `start`.
+        mutating func escapedString(from start: Int) throws(Failure) -> String {
+            var output = Array(bytes[start..<index])
             while index < bytes.count {
                 let byte = bytes[index]
                 index += 1

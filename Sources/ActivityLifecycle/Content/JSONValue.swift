@@ -18,14 +18,14 @@ public indirect enum JSONValue: Hashable, Sendable {
         return output
     }
 
-    func write(into output: inout [UInt8]) {
+    func write(into output: inout some JSONOutput) {
         switch self {
         case .null:
-            output += "null".utf8
+            output.append(utf8: "null".utf8)
         case .bool(let value):
-            output += (value ? "true" : "false").utf8
+            output.append(utf8: (value ? "true" : "false").utf8)
         case .number(let value):
-            output += Self.format(value).utf8
+            output.append(utf8: Self.format(value).utf8)
         case .string(let value):
             Self.writeString(value, into: &output)
         case .array(let elements):
@@ -40,13 +40,18 @@ public indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
-    static func writeObject(_ members: [String: JSONValue], into output: inout [UInt8]) {
+    static func writeObject(_ members: [String: JSONValue], into output: inout some JSONOutput) {
         output.append(UInt8(ascii: "{"))
-        for (index, key) in members.keys.sorted().enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
+        func write(_ key: String, _ value: JSONValue, first: Bool) {
+            if !first { output.append(UInt8(ascii: ",")) }
             writeString(key, into: &output)
             output.append(UInt8(ascii: ":"))
-            members[key]!.write(into: &output)
+            value.write(into: &output)
+        }
+        if type(of: output).isOrdered {
+            for (index, key) in members.keys.sorted().enumerated() { write(key, members[key]!, first: index == 0) }
+        } else {
+            for (index, member) in members.enumerated() { write(member.key, member.value, first: index == 0) }
         }
         output.append(UInt8(ascii: "}"))
     }
@@ -60,20 +65,20 @@ public indirect enum JSONValue: Hashable, Sendable {
         return String(value)
     }
 
-    static func writeString(_ value: String, into output: inout [UInt8]) {
+    static func writeString(_ value: String, into output: inout some JSONOutput) {
         output.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): output += #"\""#.utf8
-            case UInt8(ascii: "\\"): output += #"\\"#.utf8
-            case 0x0A: output += #"\n"#.utf8
-            case 0x0D: output += #"\r"#.utf8
-            case 0x09: output += #"\t"#.utf8
-            case 0x08: output += #"\b"#.utf8
-            case 0x0C: output += #"\f"#.utf8
+            case UInt8(ascii: "\""): output.append(utf8: #"\""#.utf8)
+            case UInt8(ascii: "\\"): output.append(utf8: #"\\"#.utf8)
+            case 0x0A: output.append(utf8: #"\n"#.utf8)
+            case 0x0D: output.append(utf8: #"\r"#.utf8)
+            case 0x09: output.append(utf8: #"\t"#.utf8)
+            case 0x08: output.append(utf8: #"\b"#.utf8)
+            case 0x0C: output.append(utf8: #"\f"#.utf8)
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                output += #"\u00"#.utf8
+                output.append(utf8: #"\u00"#.utf8)
                 output.append(hex[Int(byte >> 4)])
                 output.append(hex[Int(byte & 0xF)])
             default: output.append(byte)
@@ -85,10 +90,6 @@ public indirect enum JSONValue: Hashable, Sendable {
 
 extension JSONValue: Codable {
     public init(from decoder: any Decoder) throws {
-        if let tree = decoder as? TreeDecoder {
-            self = tree.value
-            return
-        }
         let container = try decoder.singleValueContainer()
         // The decoder cannot say what kind of value comes, so each kind is tried in turn; a failed
         // try costs an error, so the kinds that content holds most come first.
@@ -125,6 +126,32 @@ extension JSONValue: Codable {
     }
 }
 
+/// Where the canonical encoding goes: its bytes, or only how many there are.
+protocol JSONOutput {
+    /// Whether members are written in key order (the canonical encoding); a count does not
+    /// depend on the order, so it skips sorting.
+    static var isOrdered: Bool { get }
+    mutating func append(_ byte: UInt8)
+    mutating func append(utf8 text: String.UTF8View)
+}
+
+extension [UInt8]: JSONOutput {
+    static var isOrdered: Bool { true }
+
+    mutating func append(utf8 text: String.UTF8View) { append(contentsOf: text) }
+}
+
+/// Counts the bytes of an encoding without making it.
+struct JSONByteCount: JSONOutput {
+    var count = 0
+
+    static var isOrdered: Bool { false }
+
+    mutating func append(_ byte: UInt8) { count += 1 }
+
+    mutating func append(utf8 text: String.UTF8View) { count += text.count }
+}
+
 /// A JSON object (the shape of `attributes` and `contentState`), with its canonical size
 /// measured once, when it is made.
 public struct JSONObject: Hashable, Sendable {
@@ -134,9 +161,9 @@ public struct JSONObject: Hashable, Sendable {
 
     public init(_ members: [String: JSONValue] = [:]) {
         self.members = members
-        var output: [UInt8] = []
-        JSONValue.writeObject(members, into: &output)
-        self.encodedSize = output.count
+        var size = JSONByteCount()
+        JSONValue.writeObject(members, into: &size)
+        self.encodedSize = size.count
     }
 
     public static let empty = JSONObject()
@@ -152,11 +179,6 @@ public struct JSONObject: Hashable, Sendable {
 
 extension JSONObject: Codable {
     public init(from decoder: any Decoder) throws {
-        if let tree = decoder as? TreeDecoder {
-            guard case .object(let members) = tree.value else { throw tree.mismatch(JSONObject.self) }
-            self.init(members)
-            return
-        }
         let container = try decoder.singleValueContainer()
         guard let members = try? container.decode([String: JSONValue].self) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected a JSON object")

@@ -53,7 +53,7 @@ public enum EventPayload: Hashable, Sendable {
     }
 
     /// The activity was created: `pending` when `startDate` is after the event, else `active`.
-    public struct Requested: Hashable, Sendable, Codable {
+    public struct Requested: Hashable, Sendable {
         public var activityType: String
         public var attributes: JSONObject
         public var content: ActivityContent
@@ -62,12 +62,6 @@ public enum EventPayload: Hashable, Sendable {
         public var style: ActivityStyle?
         public var deviceID: DeviceID?
         public var timestamp: Timestamp?
-
-        enum CodingKeys: String, CodingKey {
-            case activityType, attributes, content, startDate, pushType, style
-            case deviceID = "deviceId"
-            case timestamp
-        }
 
         public init(_ request: Command.Request) {
             activityType = request.activityType
@@ -82,7 +76,7 @@ public enum EventPayload: Hashable, Sendable {
     }
 
     /// New content, with the priority it was sent at.
-    public struct Updated: Hashable, Sendable, Codable {
+    public struct Updated: Hashable, Sendable {
         public var content: ActivityContent
         public var alert: Alert?
         /// The priority the update is sent at.
@@ -107,7 +101,7 @@ public enum EventPayload: Hashable, Sendable {
     }
 
     /// The activity ended; it leaves the screen at `dismissalDate`.
-    public struct Ended: Hashable, Sendable, Codable {
+    public struct Ended: Hashable, Sendable {
         public var reason: EndReason
         /// Final content, when the end carried some.
         public var content: ActivityContent?
@@ -132,7 +126,7 @@ public enum EventPayload: Hashable, Sendable {
         }
     }
 
-    public struct Dismissed: Hashable, Sendable, Codable {
+    public struct Dismissed: Hashable, Sendable {
         public var reason: DismissalReason
 
         public init(reason: DismissalReason) {
@@ -140,7 +134,7 @@ public enum EventPayload: Hashable, Sendable {
         }
     }
 
-    public struct PushTokenChanged: Hashable, Sendable, Codable {
+    public struct PushTokenChanged: Hashable, Sendable {
         public var pushToken: String
 
         public init(pushToken: String) {

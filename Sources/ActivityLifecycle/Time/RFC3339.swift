@@ -56,18 +56,32 @@ public enum RFC3339 {
             days -= 1
         }
         let (year, month, day) = civil(fromDaysSince1970: days)
-        var text =
-            pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(Int(secondOfDay / 3600), 2) + ":"
-            + pad(Int(secondOfDay % 3600 / 60), 2) + ":" + pad(Int(secondOfDay % 60), 2)
-        if fraction != 0 {
-            text += "." + pad(Int(fraction), 6)
+        var text: [UInt8] = []
+        text.reserveCapacity(27)
+        func append(_ value: Int, width: Int, then separator: Character?) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            if value < 0 || value >= divisor * 10 {
+                text += String(value).utf8  // a year outside 0…9999
+            } else {
+                var rest = value
+                while divisor > 0 {
+                    text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                    rest %= divisor
+                    divisor /= 10
+                }
+            }
+            if let separator { text.append(separator.asciiValue!) }
         }
-        return text + "Z"
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        append(year, width: 4, then: "-")
+        append(month, width: 2, then: "-")
+        append(day, width: 2, then: "T")
+        append(Int(secondOfDay / 3600), width: 2, then: ":")
+        append(Int(secondOfDay % 3600 / 60), width: 2, then: ":")
+        append(Int(secondOfDay % 60), width: 2, then: fraction == 0 ? nil : ".")
+        if fraction != 0 { append(Int(fraction), width: 6, then: nil) }
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isLeap(_ year: Int) -> Bool {

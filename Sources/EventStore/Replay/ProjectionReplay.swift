@@ -156,16 +156,24 @@ public struct ProjectionReplay: Sendable {
             try ReplayQueries.copy(rows, staged: catchingUp, connection)
             rows.removeAll()
         }
-        while true {
-            let batch = try ReplayQueries.fetch(batchSize, connection)
-            for event in batch {
-                if let first = stream.first, first.stream != event.stream { fold() }
-                stream.append(event)
+        // Each batch is decoded and folded while the server reads the next one.
+        var batch: PostgresRows? = try connection.query(ReplayQueries.fetch(batchSize))
+        while let rows = batch {
+            func foldBatch() throws {
+                for event in try ReplayQueries.events(rows) {
+                    if let first = stream.first, first.stream != event.stream { fold() }
+                    stream.append(event)
+                }
             }
-            events += batch.count
+            if rows.count == batchSize {
+                batch = try connection.query(ReplayQueries.fetch(batchSize), while: foldBatch).0
+            } else {
+                try foldBatch()
+                batch = nil
+            }
+            events += rows.count
             try send()
             progress(events)
-            if batch.count < batchSize { break }
         }
         fold()
         try send()

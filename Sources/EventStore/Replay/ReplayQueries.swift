@@ -63,8 +63,12 @@ enum ReplayQueries {
         )
     }
 
-    static func fetch(_ count: Int, _ connection: Connection) throws -> [StoredEvent] {
-        try connection.query("FETCH \(literal: count) FROM liveline_replay_events").map(StoreQueries.storedEvent)
+    static func fetch(_ count: Int) -> PostgresQuery {
+        "FETCH \(literal: count) FROM liveline_replay_events"
+    }
+
+    static func events(_ rows: PostgresRows) throws -> [StoredEvent] {
+        try rows.map(StoreQueries.storedEvent)
     }
 
     static func closeCursor(_ connection: Connection) throws {

@@ -1,52 +1,220 @@
 public import ActivityLifecycle
-import Foundation
 import Postgres
 
-/// The `data` of each event type (documented in docs/event-log.md), to and from JSON.
+/// The `data` of each event type (documented in docs/event-log.md), to and from JSON. Written
+/// by hand rather than through `Codable`: every append writes it and every replay reads it, so
+/// the members go straight to and from the JSON tree. Optional members are left out when absent.
 enum EventData {
     static func encode(_ payload: EventPayload) -> JSONB {
-        let encoder = JSONEncoder()
-        let data: Data? =
-            switch payload {
-            case .requested(let requested): try? encoder.encode(requested)
-            case .updated(let updated): try? encoder.encode(updated)
-            case .ended(let ended): try? encoder.encode(ended)
-            case .dismissed(let dismissed): try? encoder.encode(dismissed)
-            case .pushTokenChanged(let changed): try? encoder.encode(changed)
-            case .started, .becameStale: nil
-            }
-        // Encoding these plain values cannot fail; an empty object stands for "no data".
-        return JSONB(utf8: data.map(Array.init) ?? Array("{}".utf8))
+        JSONB(utf8: JSONValue.object(members(of: payload)).canonicalJSON)
     }
+
+    static func members(of payload: EventPayload) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        switch payload {
+        case .requested(let requested):
+            members["activityType"] = .string(requested.activityType)
+            members["attributes"] = .object(requested.attributes.members)
+            members["content"] = content(requested.content)
+            members["startDate"] = requested.startDate.map(time)
+            members["pushType"] = requested.pushType.map { .string($0.rawValue) }
+            members["style"] = requested.style.map { .string($0.rawValue) }
+            members["deviceId"] = requested.deviceID.map { .string($0.rawValue) }
+            members["timestamp"] = requested.timestamp.map(time)
+        case .updated(let updated):
+            members["content"] = content(updated.content)
+            members["alert"] = updated.alert.map { alert in
+                var members: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
+                members["sound"] = alert.sound.map(JSONValue.string)
+                return .object(members)
+            }
+            members["priority"] = .number(Double(updated.priority.rawValue))
+            members["downgraded"] = .bool(updated.downgraded)
+            members["timestamp"] = updated.timestamp.map(time)
+        case .ended(let ended):
+            members["reason"] = .string(ended.reason.rawValue)
+            members["content"] = ended.content.map(content)
+            members["dismissalPolicy"] = .string(ended.dismissalPolicy.rawValue)
+            members["dismissalDate"] = time(ended.dismissalDate)
+            members["timestamp"] = ended.timestamp.map(time)
+        case .dismissed(let dismissed):
+            members["reason"] = .string(dismissed.reason.rawValue)
+        case .pushTokenChanged(let changed):
+            members["pushToken"] = .string(changed.pushToken)
+        case .started, .becameStale:
+            break
+        }
+        return members
+    }
+
+    private static func content(_ content: ActivityContent) -> JSONValue {
+        var members: [String: JSONValue] = ["contentState": .object(content.contentState.members)]
+        members["staleDate"] = content.staleDate.map(time)
+        members["relevanceScore"] = content.relevanceScore.map { .number($0.value) }
+        return .object(members)
+    }
+
+    private static func time(_ timestamp: Timestamp) -> JSONValue { .string(timestamp.description) }
 
     static func decode(type: String, data: JSONB) throws -> EventPayload {
         guard let type = EventType(rawValue: type) else {
             throw EventStoreError.unreadableRow("unknown event type \(type)")
         }
-        let decoder = JSONValueDecoder()
         do {
-            let value = try JSONParser.parse(data.utf8)
-            switch type {
-            case .requested: return .requested(try decoder.decode(EventPayload.Requested.self, from: value))
-            case .started: return .started
-            case .updated: return .updated(try decoder.decode(EventPayload.Updated.self, from: value))
-            case .becameStale: return .becameStale
-            case .ended: return .ended(try decoder.decode(EventPayload.Ended.self, from: value))
-            case .dismissed: return .dismissed(try decoder.decode(EventPayload.Dismissed.self, from: value))
-            case .pushTokenChanged:
-                return .pushTokenChanged(try decoder.decode(EventPayload.PushTokenChanged.self, from: value))
-            }
+            return try payload(type, try DataMember(path: "data", value: JSONParser.parse(data.utf8)).object())
         } catch {
             throw EventStoreError.unreadableRow("data of \(type.rawValue): \(error)")
         }
     }
 
+    private static func payload(_ type: EventType, _ data: DataObject) throws -> EventPayload {
+        switch type {
+        case .requested:
+            return .requested(
+                EventPayload.Requested(
+                    Command.Request(
+                        activityType: try data["activityType"].string(),
+                        attributes: try data["attributes"].jsonObject(),
+                        content: try content(data["content"].object()),
+                        startDate: try data["startDate"].ifPresent { try $0.timestamp() },
+                        pushType: try data["pushType"].ifPresent { try $0.oneOf(PushType.self) },
+                        style: try data["style"].ifPresent { try $0.oneOf(ActivityStyle.self) },
+                        deviceID: try data["deviceId"].ifPresent { try $0.oneOf(DeviceID.self) },
+                        timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
+                    )
+                )
+            )
+        case .started:
+            return .started
+        case .updated:
+            return .updated(
+                EventPayload.Updated(
+                    content: try content(data["content"].object()),
+                    alert: try data["alert"].ifPresent { member in
+                        let alert = try member.object()
+                        return Alert(
+                            title: try alert["title"].string(),
+                            body: try alert["body"].string(),
+                            sound: try alert["sound"].ifPresent { try $0.string() }
+                        )
+                    },
+                    priority: try data["priority"].oneOf(Priority.self),
+                    downgraded: try data["downgraded"].bool(),
+                    timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
+                )
+            )
+        case .becameStale:
+            return .becameStale
+        case .ended:
+            return .ended(
+                EventPayload.Ended(
+                    reason: try data["reason"].oneOf(EndReason.self),
+                    content: try data["content"].ifPresent { try content($0.object()) },
+                    dismissalPolicy: try data["dismissalPolicy"].oneOf(DismissalPolicyName.self),
+                    dismissalDate: try data["dismissalDate"].timestamp(),
+                    timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
+                )
+            )
+        case .dismissed:
+            return .dismissed(EventPayload.Dismissed(reason: try data["reason"].oneOf(DismissalReason.self)))
+        case .pushTokenChanged:
+            return .pushTokenChanged(EventPayload.PushTokenChanged(pushToken: try data["pushToken"].string()))
+        }
+    }
+
+    private static func content(_ content: DataObject) throws -> ActivityContent {
+        ActivityContent(
+            contentState: try content["contentState"].jsonObject(),
+            staleDate: try content["staleDate"].ifPresent { try $0.timestamp() },
+            relevanceScore: try content["relevanceScore"].ifPresent { member in
+                guard let score = RelevanceScore(try member.number()) else { throw member.wrong("a number ≥ 0") }
+                return score
+            }
+        )
+    }
 }
 
 extension StoredEvent {
     /// The event's `data` as stored in the log's `data` column (docs/event-log.md).
-    public var data: JSONObject {
-        // `encode` writes an object of plain values, which always parses.
-        try! JSONParser.parseObject(EventData.encode(event.payload).utf8)
+    public var data: JSONObject { JSONObject(EventData.members(of: event.payload)) }
+}
+
+/// Something wrong in a stored event's `data`: which member, and what.
+struct EventDataError: Error, CustomStringConvertible {
+    let path: String
+    let problem: String
+
+    var description: String { "\(path) \(problem)" }
+}
+
+/// The members of an object in an event's `data`.
+struct DataObject {
+    let path: String
+    let members: [String: JSONValue]
+
+    /// A member; absent and `null` read the same.
+    subscript(key: String) -> DataMember {
+        let value = members[key]
+        return DataMember(path: "\(path).\(key)", value: value == .null ? nil : value)
+    }
+}
+
+/// One member of an event's `data`, read strictly: missing or of the wrong kind is an error
+/// that names it.
+struct DataMember {
+    let path: String
+    let value: JSONValue?
+
+    func wrong(_ expected: String) -> EventDataError {
+        EventDataError(path: path, problem: value == nil ? "is missing" : "is not \(expected)")
+    }
+
+    func ifPresent<T>(_ read: (DataMember) throws -> T) throws -> T? {
+        value == nil ? nil : try read(self)
+    }
+
+    func string() throws -> String {
+        guard case .string(let string) = value else { throw wrong("a string") }
+        return string
+    }
+
+    func number() throws -> Double {
+        guard case .number(let number) = value else { throw wrong("a number") }
+        return number
+    }
+
+    func bool() throws -> Bool {
+        guard case .bool(let bool) = value else { throw wrong("true or false") }
+        return bool
+    }
+
+    func object() throws -> DataObject {
+        guard case .object(let members) = value else { throw wrong("an object") }
+        return DataObject(path: path, members: members)
+    }
+
+    func jsonObject() throws -> JSONObject {
+        guard case .object(let members) = value else { throw wrong("an object") }
+        return JSONObject(members)
+    }
+
+    func timestamp() throws -> Timestamp {
+        guard let timestamp = RFC3339.parse(try string()) else { throw wrong("an RFC 3339 date-time") }
+        return timestamp
+    }
+
+    /// One of the values of a string-backed type (an enum or an identifier).
+    func oneOf<T: RawRepresentable>(_ type: T.Type) throws -> T where T.RawValue == String {
+        guard let value = T(rawValue: try string()) else { throw wrong("a valid \(T.self)") }
+        return value
+    }
+
+    /// One of the values of an integer-backed enum (`Priority`).
+    func oneOf<T: RawRepresentable>(_ type: T.Type) throws -> T where T.RawValue == Int {
+        let number = try number()
+        guard let integer = Int(exactly: number), let value = T(rawValue: integer) else {
+            throw wrong("a valid \(T.self)")
+        }
+        return value
     }
 }

@@ -1,0 +1,115 @@
+import ActivityLifecycle
+import EventStore
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("Event data in the log: written and read back member for member")
+struct EventDataTests {
+    /// Commands that between them set every optional member of every event type's `data`.
+    static func commands(at start: Timestamp) -> [(String, Command)] {
+        let content = ActivityContent(
+            contentState: JSONObject([
+                "stage": .string("out \"for\" delivery\n"), "eta": .number(12.5),
+                "flags": .array([.bool(true), .null, .number(-3)]), "courier": .object(["name": .string("Sam")]),
+            ]),
+            staleDate: start + .seconds(3_600),
+            relevanceScore: RelevanceScore(4)
+        )
+        return [
+            (
+                "scheduled",
+                .request(
+                    .init(
+                        activityType: "delivery",
+                        attributes: JSONObject(["order": .string("A-1")]),
+                        content: content,
+                        startDate: start + .seconds(60),
+                        pushType: .channel,
+                        style: .transient,
+                        deviceID: DeviceID(rawValue: "phone-1"),
+                        timestamp: start - .seconds(1)
+                    )
+                )
+            ),
+            ("scheduled", .registerPushToken("80f1a9c3")),
+            ("live", .request(.init(activityType: "delivery", content: ActivityContent(contentState: .empty)))),
+            (
+                "live",
+                .update(
+                    .init(
+                        content: content,
+                        alert: Alert(title: "Nearby", body: "Two stops away", sound: "chime.caf"),
+                        priority: .high,
+                        timestamp: start
+                    )
+                )
+            ),
+            (
+                "live",
+                .update(.init(content: ActivityContent(contentState: .empty), alert: Alert(title: "t", body: "b")))
+            ),
+            ("live", .end(.init(content: content, dismissal: .after(start + .seconds(600)), timestamp: start))),
+            ("live", .dismiss(.userRemoved)),
+        ]
+    }
+
+    @Test("every member of every event type reads back as it was appended")
+    func roundTrip() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            var appended: [StreamID: [ActivityEvent]] = [:]
+            for (name, command) in Self.commands(at: fixture.now) {
+                let result = try await store.execute(command, on: fixture.stream(name), at: fixture.now)
+                guard case .accepted(_, let events) = result.outcome else {
+                    Issue.record("\(name): \(result.outcome)")
+                    continue
+                }
+                appended[fixture.stream(name), default: []] += events.map(\.event)
+            }
+            let types = Set(appended.values.joined().map(\.type))
+            #expect(types.isSuperset(of: [.requested, .updated, .ended, .dismissed, .pushTokenChanged]))
+            for (stream, events) in appended {
+                #expect(try await store.events(of: stream).map(\.event) == events)
+            }
+        }
+    }
+
+    @Test("data with a member missing or of the wrong kind is refused, naming the member")
+    func strictness() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            for (activity, data, member) in [
+                ("a", #"{"reason": "sideways"}"#, "data.reason is not a valid DismissalReason"),
+                ("b", #"{}"#, "data.reason is missing"),
+                ("c", #"{"reason": 3}"#, "data.reason is not a string"),
+            ] {
+                try await store.pool.withConnection { connection in
+                    try connection.execute(
+                        """
+                        INSERT INTO events (position, app_id, activity_id, version, type, data, caused_by, occurred_at)
+                        VALUES (pg_current_xact_id()::text::bigint * 65536, \(fixture.app.rawValue), \(activity), 1,
+                                'activity.dismissed', \(data)::jsonb, 'system', now())
+                        """
+                    )
+                }
+                let error = await #expect(throws: EventStoreError.self) {
+                    try await store.events(of: fixture.stream(activity))
+                }
+                #expect("\(error.map(String.init(describing:)) ?? "")".contains(member))
+            }
+            let priority = #"{"content": {"contentState": {}}, "priority": 7, "downgraded": false}"#
+            try await store.pool.withConnection { connection in
+                try connection.execute(
+                    """
+                    INSERT INTO events (position, app_id, activity_id, version, type, data, caused_by, occurred_at)
+                    VALUES (pg_current_xact_id()::text::bigint * 65536, \(fixture.app.rawValue), 'd', 1,
+                            'activity.updated', \(priority)::jsonb, 'app', now())
+                    """
+                )
+            }
+            let error = await #expect(throws: EventStoreError.self) { try await store.events(of: fixture.stream("d")) }
+            #expect("\(error.map(String.init(describing:)) ?? "")".contains("data.priority is not a valid Priority"))
+        }
+    }
+}
