@@ -10,6 +10,7 @@ public struct PostgresValue {
     /// The column's name, for error messages.
     public let column: String
 
+    @usableFromInline
     init(type: PostgresType, bytes: UnsafeRawBufferPointer, column: String) {
         self.type = type
         self.bytes = bytes

@@ -49,31 +49,43 @@ public final class PostgresRows: RandomAccessCollection {
 
     var columnCount: Int { columnNames.count }
 
-    func decode<T: PostgresDecodable>(_: T.Type, row: Int32, column: Int) throws -> T {
+    /// The value at `row` and `column`, or `nil` for NULL. Not generic, so that the generic
+    /// `decode` around it can be inlined and specialised where it is called.
+    @usableFromInline
+    func value(row: Int32, column: Int) throws -> PostgresValue? {
         guard column >= 0 && column < columnNames.count else {
             throw PostgresError(code: .decoding, message: "no column \(column) in a result of \(columnNames.count)")
         }
         let field = Int32(column)
-        let name = columnNames[column]
-        if PQgetisnull(result, row, field) == 1 {
-            guard let null = T.postgresNull else {
-                throw PostgresError(code: .decoding, message: "column \"\(name)\" is NULL, expected \(T.self)")
-            }
-            return null
-        }
+        if PQgetisnull(result, row, field) == 1 { return nil }
         let length = Int(PQgetlength(result, row, field))
         let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row, field), count: length)
         let type = PostgresType(rawValue: PQftype(result, field))
-        return try T(postgresValue: PostgresValue(type: type, bytes: bytes, column: name))
+        return PostgresValue(type: type, bytes: bytes, column: columnNames[column])
+    }
+
+    @usableFromInline
+    func nullError(_ target: Any.Type, column: Int) -> PostgresError {
+        PostgresError(code: .decoding, message: "column \"\(columnNames[column])\" is NULL, expected \(target)")
+    }
+
+    @inlinable
+    func decode<T: PostgresDecodable>(_: T.Type, row: Int32, column: Int) throws -> T {
+        guard let value = try value(row: row, column: column) else {
+            guard let null = T.postgresNull else { throw nullError(T.self, column: column) }
+            return null
+        }
+        return try T(postgresValue: value)
     }
 }
 
 /// One row of a `PostgresRows`.
 public struct PostgresRow {
-    let rows: PostgresRows
-    let index: Int32
+    @usableFromInline let rows: PostgresRows
+    @usableFromInline let index: Int32
 
     /// Decodes the value at a zero-based column position.
+    @inlinable
     public func decode<T: PostgresDecodable>(_ column: Int, as type: T.Type = T.self) throws -> T {
         try rows.decode(type, row: index, column: column)
     }

@@ -61,7 +61,10 @@ enum EventData {
             throw EventStoreError.unreadableRow("unknown event type \(type)")
         }
         do {
-            return try payload(type, try DataMember(path: "data", value: JSONParser.parse(data.utf8)).object())
+            return try payload(
+                type,
+                try DataMember(parent: nil, key: "data", value: JSONParser.parse(data.utf8)).object()
+            )
         } catch {
             throw EventStoreError.unreadableRow("data of \(type.rawValue): \(error)")
         }
@@ -155,15 +158,25 @@ struct DataObject {
     /// A member; absent and `null` read the same.
     subscript(key: String) -> DataMember {
         let value = members[key]
-        return DataMember(path: "\(path).\(key)", value: value == .null ? nil : value)
+        return DataMember(parent: path, key: key, value: value == .null ? nil : value)
     }
 }
 
 /// One member of an event's `data`, read strictly: missing or of the wrong kind is an error
 /// that names it.
 struct DataMember {
-    let path: String
+    /// Where it is (`data.content`), put together only for an error or a nested object.
+    let parent: String?
+    let key: String
     let value: JSONValue?
+
+    init(parent: String?, key: String, value: JSONValue?) {
+        self.parent = parent
+        self.key = key
+        self.value = value
+    }
+
+    var path: String { parent.map { "\($0).\(key)" } ?? key }
 
     func wrong(_ expected: String) -> EventDataError {
         EventDataError(path: path, problem: value == nil ? "is missing" : "is not \(expected)")
