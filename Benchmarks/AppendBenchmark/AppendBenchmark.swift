@@ -37,8 +37,12 @@ struct AppendBenchmark {
         )
         let store = EventStore(pool: pool, lifecycle: Lifecycle())
         try await Migrator(migrations: Migration.load(from: migrations), pool: pool).migrate(logger: logger)
-        try await store.createApp(app, AppSettings(bundleID: "bench", maxOpen: 10_000_000, maxOpenPerDevice: 1_000_000))
-        try await store.setGlobalMaxOpen(100_000_000)
+        try await store.createApp(
+            app,
+            AppSettings(bundleID: "bench", maxOpen: 10_000_000, maxOpenPerDevice: 1_000_000),
+            by: .commandLine
+        )
+        try await store.setGlobalMaxOpen(100_000_000, by: .commandLine)
         let start = Timestamp(microsecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000))
         for index in 1...activities {
             try await store.execute(request(index), on: stream("a\(index)"), at: start)

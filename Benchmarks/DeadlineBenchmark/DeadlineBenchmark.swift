@@ -35,8 +35,8 @@ struct DeadlineBenchmark {
         let store = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)
         try await Migrator(migrations: Migration.load(from: migrations), pool: pool).migrate(logger: logger)
         let app = AppID(rawValue: "bench")!
-        try await store.createApp(app, AppSettings(bundleID: "bench", maxOpen: 10_000_000))
-        try await store.setGlobalMaxOpen(10_000_000)
+        try await store.createApp(app, AppSettings(bundleID: "bench", maxOpen: 10_000_000), by: .commandLine)
+        try await store.setGlobalMaxOpen(10_000_000, by: .commandLine)
 
         // Seeding takes a while: the first stale date is far enough ahead to be in the future
         // when the worker starts.
