@@ -33,10 +33,10 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
     public var description: String { "\(stream) v\(version): \(rule.rawValue): \(evidence)" }
 }
 
-/// Checks the whole log, one stream at a time (memory stays that of one stream): every stream
-/// folds strictly through the state machine — contiguous versions, legal transitions, sizes,
-/// time order — and no time-driven transition is overdue by more than `slack` at `now`, or was
-/// recorded more than `slack` after it was due. Then the open counts are replayed in commit order
+/// Checks the whole log, one stream at a time, in one snapshot (memory stays that of a batch
+/// and a stream): every stream folds strictly through the state machine — contiguous versions,
+/// legal transitions, sizes, time order — and no time-driven transition is overdue by more than
+/// `slack` at `now`, or was recorded more than `slack` after it was due. Then the open counts are replayed in commit order
 /// against the caps in force (`CapHistoryCheck`), when the database records commit times.
 public struct LogVerifier: Sendable {
     public let store: EventStore
@@ -59,10 +59,14 @@ public struct LogVerifier: Sendable {
     }
 
     /// Reads the log and returns what is wrong; `progress` is told the events read so far.
-    public func verify(progress: (Int) -> Void = { _ in }) async throws -> Summary {
-        var findings: [Finding] = []
-        let (events, streams) = try await StreamReader(store: store, batchSize: batchSize)
-            .forEachStream(progress: progress) { findings += check($0) }
+    public func verify(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Summary {
+        let (findings, events, streams) = try await store.foldStreams(
+            into: [Finding](),
+            batchSize: batchSize,
+            progress: progress
+        ) { findings, stream in
+            findings += check(stream)
+        }
         let caps = try await checkCapHistory()
         return Summary(events: events, streams: streams, findings: findings + caps.findings, caps: caps.outcome)
     }

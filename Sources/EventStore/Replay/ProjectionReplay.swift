@@ -129,55 +129,32 @@ public struct ProjectionReplay: Sendable {
         return snapshot
     }
 
-    /// Reads `liveline_replay_events` to the end, folds each stream and sends the rows with COPY
-    /// a batch at a time (so memory stays that of one batch): into `activities_replay`, or, when
-    /// `catchingUp`, in place of the rows there, marking those activities as changed.
+    /// Reads `liveline_log_events` to the end, folds each stream and sends the rows with COPY a
+    /// batch at a time: into `activities_replay`, or, when `catchingUp`, in place of the rows
+    /// there, marking those activities as changed.
     private func foldCursor(
         catchingUp: Bool,
         _ connection: Connection,
         progress: (Int) -> Void = { _ in }
     ) throws -> (events: Int, streams: Int, unfoldable: [CorruptionError]) {
-        var (events, streams) = (0, 0)
         var unfoldable: [CorruptionError] = []
-        var stream: [StoredEvent] = []
         var rows = CopyTextRows()
-        func fold() {
-            guard !stream.isEmpty else { return }
-            streams += 1
-            do throws(CorruptionError) {
-                ProjectionRow.copy(try store.lifecycle.rebuild(stream), into: &rows)
-            } catch {
-                unfoldable.append(error)
-            }
-            stream.removeAll(keepingCapacity: true)
-        }
         func send() throws {
             guard !rows.isEmpty else { return }
             try ReplayQueries.copy(rows, staged: catchingUp, connection)
             rows.removeAll()
         }
-        // Each batch is decoded and folded while the server reads the next one.
-        var batch: PostgresRows? = try connection.query(ReplayQueries.fetch(batchSize))
-        while let rows = batch {
-            func foldBatch() throws {
-                for event in try ReplayQueries.events(rows) {
-                    if let first = stream.first, first.stream != event.stream { fold() }
-                    stream.append(event)
-                }
+        let (events, streams) = try StreamCursor.read(batchSize: batchSize, connection) { stream in
+            do throws(CorruptionError) {
+                ProjectionRow.copy(try store.lifecycle.rebuild(stream), into: &rows)
+            } catch {
+                unfoldable.append(error)
             }
-            if rows.count == batchSize {
-                batch = try connection.query(ReplayQueries.fetch(batchSize), while: foldBatch).0
-            } else {
-                try foldBatch()
-                batch = nil
-            }
-            events += rows.count
+        } afterBatch: { events in
             try send()
             progress(events)
         }
-        fold()
         try send()
-        try ReplayQueries.closeCursor(connection)
         if catchingUp { try ReplayQueries.mergeStaged(connection) }
         return (events, streams, unfoldable)
     }

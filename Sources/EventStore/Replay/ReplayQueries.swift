@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import Dispatch
 import Postgres
 
 /// The SQL of `liveline replay`: reading the log into the scratch tables of migration 0003,
@@ -33,11 +34,11 @@ enum ReplayQueries {
         ).single!.decode(0)
     }
 
-    /// Opens `liveline_replay_events` on the log, stream by stream, in version order.
+    /// Opens `liveline_log_events` on the log, stream by stream, in version order.
     static func openCursorOnLog(app: AppID?, _ connection: Connection) throws {
         try connection.execute(
             """
-            DECLARE liveline_replay_events NO SCROLL CURSOR FOR
+            DECLARE liveline_log_events NO SCROLL CURSOR FOR
             SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
             FROM events WHERE \(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue)
             ORDER BY app_id, activity_id, version
@@ -45,12 +46,12 @@ enum ReplayQueries {
         )
     }
 
-    /// Opens `liveline_replay_events` on the whole streams of the activities that have events
+    /// Opens `liveline_log_events` on the whole streams of the activities that have events
     /// `snapshot` does not see: those appended since it was taken.
     static func openCursorOnStreamsAppended(since snapshot: String, app: AppID?, _ connection: Connection) throws {
         try connection.execute(
             """
-            DECLARE liveline_replay_events NO SCROLL CURSOR FOR
+            DECLARE liveline_log_events NO SCROLL CURSOR FOR
             SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
             FROM events
             WHERE (app_id, activity_id) IN (
@@ -64,15 +65,28 @@ enum ReplayQueries {
     }
 
     static func fetch(_ count: Int) -> PostgresQuery {
-        "FETCH \(literal: count) FROM liveline_replay_events"
+        "FETCH \(literal: count) FROM liveline_log_events"
     }
 
+    /// The events of a fetched batch, decoded in two halves at once: decoding is most of the
+    /// client's work in a replay, and the thread folding them waits for it.
     static func events(_ rows: PostgresRows) throws -> [StoredEvent] {
-        try rows.map(StoreQueries.storedEvent)
+        let count = rows.count
+        guard count >= 1_000 else { return try rows.map(StoreQueries.storedEvent) }
+        nonisolated(unsafe) let shared = rows  // only read, by both halves
+        nonisolated(unsafe) var halves: [Result<[StoredEvent], any Error>] = [.success([]), .success([])]
+        halves.withUnsafeMutableBufferPointer { halves in
+            nonisolated(unsafe) let halves = halves
+            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                let range = half == 0 ? 0..<count / 2 : count / 2..<count
+                halves[half] = Result { try range.map { try StoreQueries.storedEvent(shared[$0]) } }
+            }
+        }
+        return try halves[0].get() + halves[1].get()
     }
 
     static func closeCursor(_ connection: Connection) throws {
-        try connection.executeScript("CLOSE liveline_replay_events")
+        try connection.executeScript("CLOSE liveline_log_events")
     }
 
     /// Sends rebuilt rows (`ProjectionRow.copy`) to `activities_replay`, or to the staging table

@@ -66,13 +66,6 @@ extension EventStore {
         }
     }
 
-    /// The whole log stream by stream (by app, activity and version), a batch at a time: pass
-    /// the last event of a batch to read the next. For the tools that check every stream.
-    public func eventsInStreamOrder(after last: StoredEvent?, limit: Int) async throws -> [StoredEvent] {
-        let key = last.map { (stream: $0.stream, version: $0.event.version) }
-        return try await pool.withConnection { try StoreQueries.eventsInStreamOrder(after: key, limit: limit, $0) }
-    }
-
     /// The projections of these activities (those that have one), in no particular order.
     public func activities(_ streams: [StreamID]) async throws -> [StoredActivity] {
         try await pool.withConnection { try StoreQueries.activities(streams, $0) }

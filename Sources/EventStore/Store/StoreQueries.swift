@@ -197,23 +197,6 @@ enum StoreQueries {
         ).map(storedEvent)
     }
 
-    static func eventsInStreamOrder(
-        after key: (stream: StreamID, version: Int)?,
-        limit: Int,
-        _ connection: Connection
-    ) throws -> [StoredEvent] {
-        try connection.query(
-            """
-            SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
-            FROM events
-            WHERE (app_id, activity_id, version) > (\(key?.stream.app.rawValue ?? "")::text,
-                                                    \(key?.stream.activity.rawValue ?? "")::text,
-                                                    \(Int32(clamping: key?.version ?? 0)))
-            ORDER BY app_id, activity_id, version LIMIT \(limit)
-            """
-        ).map(storedEvent)
-    }
-
     /// Decodes the columns selected by the event readers above, in their order.
     static func storedEvent(_ row: PostgresRow) throws -> StoredEvent {
         guard let app = AppID(rawValue: try row.decode(1)), let activity = ActivityID(rawValue: try row.decode(2)),
