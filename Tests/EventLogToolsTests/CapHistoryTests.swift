@@ -56,6 +56,12 @@ struct CapHistoryTests {
             #expect(summary.findings.allSatisfy { $0.rule == .cap && $0.version == 1 })
             #expect(summary.findings.last?.evidence.contains("open activities 4, above the cap of app") == true)
             #expect(summary.caps == CapHistoryCheck.Outcome(checkedOpenings: 5))
+
+            // replay --verify finds the same log at odds with the projection the caps kept.
+            let report = try await ProjectionReplay(store: store).run(swap: false)
+            #expect(!report.isConsistent)
+            #expect(Set(report.mismatches.map(\.stream)) == [Self.stream("c"), Self.stream("d"), Self.stream("e")])
+            #expect(report.countMismatches.contains { $0.app == Self.app && $0.device == nil && $0.rebuilt == 4 })
         }
     }
 
