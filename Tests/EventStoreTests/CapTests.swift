@@ -158,10 +158,11 @@ struct CapTests {
         }
     }
 
-    /// Opens twice `expectedOpen` activities, which fills every stripe of the app's (or the
-    /// global) cap to its share; lowers the cap with `lower`; closes every activity of the
-    /// lower-numbered stripes, emptying stripes that a plain respread would give room; then races
-    /// 40 requests: exactly enough to reach the new cap may open.
+    /// Opens twice `expectedOpen` activities, which fills stripes of the app's (or the global)
+    /// cap; lowers the cap with `lower`; closes every activity of the lowest-numbered stripes,
+    /// whole stripes at a time until the count is below the new cap, emptying stripes that a
+    /// plain respread would give room; then races 40 requests: exactly enough to reach the new
+    /// cap may open.
     private func lowerCapAndRace(
         _ fixture: StoreFixture,
         expectedOpen: Int,
@@ -176,16 +177,22 @@ struct CapTests {
             }
             try await lower(store)
         }
-        let emptied: [String] = try await TestDatabase.withPool(fixture.database) { pool in
+        // Which stripes requests take is random: the emptied stripes are chosen from where the
+        // activities went.
+        let byStripe: [Int: [String]] = try await TestDatabase.withPool(fixture.database) { pool in
             try await pool.withConnection { connection in
-                try connection.query(
+                let rows = try connection.query(
                     "SELECT activity_id::text, app_stripe::integer, global_stripe::integer FROM activities"
                 )
-                .compactMap { row -> String? in
-                    let stripe: Int = try row.decode(global ? 2 : 1)
-                    return stripe < (global ? 10 : 5) ? try row.decode(0) : nil
+                return try Dictionary(grouping: rows.map { (try $0.decode(global ? 2 : 1), try $0.decode(0)) }) {
+                    (stripe: Int, _: String) in stripe
                 }
+                .mapValues { $0.map(\.1) }
             }
+        }
+        var emptied: [String] = []
+        for stripe in byStripe.keys.sorted() where emptied.count <= opened - expectedOpen {
+            emptied += byStripe[stripe]!
         }
         #expect(emptied.count > opened - expectedOpen, "the closings must leave room under the new cap")
         try await fixture.withStore { store in
