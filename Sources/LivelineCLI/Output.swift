@@ -51,3 +51,8 @@ final class Progress: @unchecked Sendable {
             + "\(Int(rate))/s, ETA \(left)s"
     }
 }
+
+/// A count with its noun, singular for one: `1 event`, `2 events`.
+func counted(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+    "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
+}

@@ -88,11 +88,11 @@ private struct Outcome: Encodable {
     }
 
     var summary: String {
-        let read = "\(events) events in \(streams) streams"
+        let read = "\(counted(events, "event")) in \(counted(streams, "stream"))"
         let found =
-            "\(changedActivities) activities and \(openCountDifferences) open counts differ from the log"
+            "\(counted(changedActivities, "activity", "activities")) and \(counted(openCountDifferences, "open count")) differ from the log"
         if unfoldableStreams > 0 {
-            return "\(read): \(unfoldableStreams) streams cannot be folded (see liveline verify); "
+            return "\(read): \(counted(unfoldableStreams, "stream")) cannot be folded (see liveline verify); "
                 + (verifying ? found : "nothing was swapped")
         }
         if verifying { return "\(read): \(found)" }
@@ -100,7 +100,7 @@ private struct Outcome: Encodable {
             return "\(read): the projection already matches the log; nothing was changed "
                 + "(appends waited \(gateHeldMilliseconds) ms)"
         }
-        return "\(read): \(found); swapped in, with \(caughtUpEvents) events appended meanwhile "
+        return "\(read): \(found); swapped in, with \(counted(caughtUpEvents, "event")) appended meanwhile "
             + "(appends waited \(gateHeldMilliseconds) ms)"
     }
 }

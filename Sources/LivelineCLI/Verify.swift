@@ -39,7 +39,10 @@ struct Verify: AsyncParsableCommand {
             } else {
                 for finding in summary.findings { print(finding) }
                 print(capsLine(summary.caps))
-                print("\(summary.events) events in \(summary.streams) streams: \(summary.findings.count) findings")
+                print(
+                    "\(counted(summary.events, "event")) in \(counted(summary.streams, "stream")): "
+                        + counted(summary.findings.count, "finding")
+                )
             }
             findings = summary.findings.count
         }
@@ -51,6 +54,6 @@ struct Verify: AsyncParsableCommand {
         let unchecked =
             caps.uncheckedOpenings == 0
             ? "" : "; \(caps.uncheckedOpenings) committed before commit times were recorded, counted only"
-        return "caps over history: \(caps.checkedOpenings) openings checked in commit order\(unchecked)"
+        return "caps over history: \(counted(caps.checkedOpenings, "opening")) checked in commit order\(unchecked)"
     }
 }
