@@ -19,7 +19,8 @@ public struct BenchmarkDatabase: Sendable {
             dataDirectory: folder.appending(path: "data"),
             socketDirectory: folder.appending(path: "run")
         )
-        configuration.settings = ["max_connections": "100", "shared_buffers": "256MB"]
+        // Over the defaults, as the product runs its cluster (commit timestamps on).
+        configuration.settings.merge(["max_connections": "100", "shared_buffers": "256MB"]) { $1 }
         let cluster = try EmbeddedPostgres.start(configuration, logger: logger)
         let admin = try ConnectionPool(
             configuration: .init(connectionString: cluster.url(database: "postgres")),
