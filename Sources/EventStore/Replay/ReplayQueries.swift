@@ -1,10 +1,9 @@
 import ActivityLifecycle
-import Dispatch
 import Postgres
 
-/// The SQL of `liveline replay`: reading the log into the scratch tables of migration 0003,
-/// comparing them with the live projection, and swapping them in. `app` is `nil` for the whole
-/// log, or one app's id.
+/// The SQL of `liveline replay`: reading the log through a cursor (which `liveline verify` reads
+/// too) into the scratch tables of migrations 0003 and 0005, comparing them with the live
+/// projection, and swapping them in. `app` is `nil` for the whole log, or one app's id.
 enum ReplayQueries {
     /// The session advisory lock that makes replays take turns.
     private static let lockKey: Int64 = 7_610_418_230_571_501_313
@@ -66,23 +65,6 @@ enum ReplayQueries {
 
     static func fetch(_ count: Int) -> PostgresQuery {
         "FETCH \(literal: count) FROM liveline_log_events"
-    }
-
-    /// The events of a fetched batch, decoded in two halves at once: decoding is most of the
-    /// client's work in a replay, and the thread folding them waits for it.
-    static func events(_ rows: PostgresRows) throws -> [StoredEvent] {
-        let count = rows.count
-        guard count >= 1_000 else { return try rows.map(StoreQueries.storedEvent) }
-        nonisolated(unsafe) let shared = rows  // only read, by both halves
-        nonisolated(unsafe) var halves: [Result<[StoredEvent], any Error>] = [.success([]), .success([])]
-        halves.withUnsafeMutableBufferPointer { halves in
-            nonisolated(unsafe) let halves = halves
-            DispatchQueue.concurrentPerform(iterations: 2) { half in
-                let range = half == 0 ? 0..<count / 2 : count / 2..<count
-                halves[half] = Result { try range.map { try StoreQueries.storedEvent(shared[$0]) } }
-            }
-        }
-        return try halves[0].get() + halves[1].get()
     }
 
     static func closeCursor(_ connection: Connection) throws {

@@ -170,12 +170,6 @@ struct DataMember {
     let key: String
     let value: JSONValue?
 
-    init(parent: String?, key: String, value: JSONValue?) {
-        self.parent = parent
-        self.key = key
-        self.value = value
-    }
-
     var path: String { parent.map { "\($0).\(key)" } ?? key }
 
     func wrong(_ expected: String) -> EventDataError {
