@@ -61,12 +61,12 @@ public struct LogVerifier: Sendable {
     /// Reads the log and returns what is wrong; `progress` is told the events read so far.
     public func verify(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Summary {
         let (findings, events, streams) = try await store.foldStreams(
-            into: [Finding](),
+            from: [Finding](),
             batchSize: batchSize,
-            progress: progress
-        ) { findings, stream in
-            findings += check(stream)
-        }
+            progress: progress,
+            fold: { findings, stream in findings += check(stream) },
+            merge: { $0 += $1 }
+        )
         let caps = try await checkCapHistory()
         return Summary(events: events, streams: streams, findings: findings + caps.findings, caps: caps.outcome)
     }

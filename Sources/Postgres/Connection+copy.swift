@@ -68,6 +68,12 @@ public struct CopyTextRows: Sendable {
         count += 1
     }
 
+    /// Appends the rows of `other`.
+    public mutating func append(contentsOf other: CopyTextRows) {
+        bytes += other.bytes
+        count += other.count
+    }
+
     public mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         count = 0

@@ -159,10 +159,59 @@ struct JSONParserTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
     }
 
+    @Test("invalid UTF-8 in a string is refused, where it is parsed and where it is only skipped")
+    func invalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22]] {
+            #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(bytes) }
+            let object = Array(#"{"skipped":"#.utf8) + bytes + Array("}".utf8)
+            #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: object, in: object.indices) }
+        }
+    }
+
+    @Test("an object's members come in order with where their values lie, each parsing as in the whole")
+    func members() throws {
+        let text = #" {"b": [1, {"x": "\u00e9"}], "a" : "é", "c":{"d":null}, "e": -2.5e1 } "#
+        let bytes = Array(text.utf8)
+        let members = try JSONParser.members(of: bytes, in: bytes.indices)
+        #expect(members.map(\.key) == ["b", "a", "c", "e"])
+        guard case .object(let whole) = try JSONParser.parse(bytes) else {
+            Issue.record("not an object")
+            return
+        }
+        for member in members {
+            #expect(try JSONParser.parse(bytes, in: member.value) == whole[member.key])
+        }
+        let nested = try JSONParser.members(of: bytes, in: members[2].value)
+        #expect(nested.map(\.key) == ["d"])
+        #expect(try JSONParser.parse(bytes, in: nested[0].value) == .null)
+    }
+
+    @Test(
+        "a member whose value is not valid JSON is refused by members(of:in:), though it is not built",
+        arguments: [
+            "", "01", "1.", "+1", "1e400", #""\x""#, #""\ud800""#, "\"tab\there\"", "nul", "[1,]", "[1 2]",
+            #"{"a" 1}"#, #"{"a":"x\u0000y"}"#, "tru",
+        ]
+    )
+    func invalidMember(value: String) {
+        let bytes = Array(#"{"k":"#.utf8) + Array(value.utf8) + Array("}".utf8)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: bytes, in: bytes.indices) }
+    }
+
+    @Test("members(of:in:) refuses what is not an object, or more than one value")
+    func membersOfNonObjects() {
+        for text in ["[]", "\"a\"", "1", "{} {}", "{}x"] {
+            let bytes = Array(text.utf8)
+            #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: bytes, in: bytes.indices) }
+        }
+    }
+
     @Test("nesting deeper than the limit is refused, not a crash")
     func depth() throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(deep.utf8)) }
+        let skipped = Array(#"{"k":"#.utf8) + Array(deep.utf8) + Array("}".utf8)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: skipped, in: skipped.indices) }
         let fine = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
         _ = try JSONParser.parse(Array(fine.utf8))
     }

@@ -12,12 +12,12 @@ public enum JSONParser {
     public static let maximumDepth = 256
 
     public static func parse(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
-        var parser = Parser(bytes: bytes)
-        parser.skipWhitespace()
-        let value = try parser.value(depth: 0)
-        parser.skipWhitespace()
-        guard parser.index == bytes.count else { throw parser.failure("unexpected data after the value") }
-        return value
+        try parse(bytes, in: bytes.indices)
+    }
+
+    /// Parses the value in `bytes[range]` (with optional whitespace around it).
+    public static func parse(_ bytes: [UInt8], in range: Range<Int>) throws(Failure) -> JSONValue {
+        try withParser(bytes, range) { parser throws(Failure) in try parser.value(depth: 0) }
     }
 
     /// Parses a JSON object.
@@ -28,14 +28,54 @@ public enum JSONParser {
         return JSONObject(members)
     }
 
+    /// The members of the object in `bytes[range]`, in order, each with where its value lies in
+    /// `bytes`. The values are checked but not built, so a reader that needs a few members of a
+    /// large object parses only those (with `parse(_:in:)` or `members(of:in:)` again).
+    public static func members(
+        of bytes: [UInt8],
+        in range: Range<Int>
+    ) throws(Failure) -> [(key: String, value: Range<Int>)] {
+        try withParser(bytes, range) { parser throws(Failure) in
+            var members: [(key: String, value: Range<Int>)] = []
+            try parser.object(depth: 0) { parser, key throws(Failure) in
+                let start = parser.index
+                try parser.skipValue(depth: 1)
+                members.append((key, start..<parser.index))
+            }
+            return members
+        }
+    }
+
+    /// Runs `read` over the value in `bytes[range]` and checks that nothing but whitespace
+    /// surrounds it.
+    private static func withParser<T>(
+        _ bytes: [UInt8],
+        _ range: Range<Int>,
+        _ read: (inout Parser) throws(Failure) -> T
+    ) throws(Failure) -> T {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "range outside the bytes")
+        let result: Result<T, Failure> = bytes.withUnsafeBufferPointer { buffer in
+            var parser = Parser(bytes: buffer, index: range.lowerBound, end: range.upperBound)
+            return Result { () throws(Failure) -> T in
+                parser.skipWhitespace()
+                let value = try read(&parser)
+                parser.skipWhitespace()
+                guard parser.index == parser.end else { throw parser.failure("unexpected data after the value") }
+                return value
+            }
+        }
+        return try result.get()
+    }
+
     private struct Parser {
-        let bytes: [UInt8]
-        var index = 0
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index: Int
+        let end: Int
 
         func failure(_ reason: String) -> Failure { Failure(offset: index, reason: reason) }
 
         mutating func skipWhitespace() {
-            while index < bytes.count {
+            while index < end {
                 switch bytes[index] {
                 case 0x20, 0x09, 0x0A, 0x0D: index += 1
                 default: return
@@ -43,20 +83,30 @@ public enum JSONParser {
             }
         }
 
-        mutating func expect(_ literal: String, _ value: JSONValue) throws(Failure) -> JSONValue {
-            for byte in literal.utf8 {
-                guard index < bytes.count, bytes[index] == byte else { throw failure("expected \(literal)") }
-                index += 1
+        mutating func expect(_ literal: StaticString, _ value: JSONValue) throws(Failure) -> JSONValue {
+            let text = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+            guard end - index >= text.count, bytes[index..<index + text.count].elementsEqual(text) else {
+                throw failure("expected \(literal)")
             }
+            index += text.count
             return value
         }
 
         mutating func value(depth: Int) throws(Failure) -> JSONValue {
             guard depth < JSONParser.maximumDepth else { throw failure("nested too deeply") }
-            guard index < bytes.count else { throw failure("unexpected end") }
+            guard index < end else { throw failure("unexpected end") }
             switch bytes[index] {
-            case UInt8(ascii: "{"): return try object(depth: depth)
-            case UInt8(ascii: "["): return try array(depth: depth)
+            case UInt8(ascii: "{"):
+                var members: [String: JSONValue] = [:]
+                try object(depth: depth) { parser, key throws(Failure) in
+                    members[key] = try parser.value(depth: depth + 1)
+                }
+                return .object(members)
+            case UInt8(ascii: "["):
+                var elements: [JSONValue] = []
+                try array(depth: depth) { parser throws(Failure) in elements.append(try parser.value(depth: depth + 1))
+                }
+                return .array(elements)
             case UInt8(ascii: "\""): return .string(try string())
             case UInt8(ascii: "t"): return try expect("true", .bool(true))
             case UInt8(ascii: "f"): return try expect("false", .bool(false))
@@ -65,54 +115,74 @@ public enum JSONParser {
             }
         }
 
-        mutating func object(depth: Int) throws(Failure) -> JSONValue {
+        /// Checks the value at `index` and moves past it, building nothing.
+        mutating func skipValue(depth: Int) throws(Failure) {
+            guard depth < JSONParser.maximumDepth else { throw failure("nested too deeply") }
+            guard index < end else { throw failure("unexpected end") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                try object(depth: depth) { parser, _ throws(Failure) in try parser.skipValue(depth: depth + 1) }
+            case UInt8(ascii: "["):
+                try array(depth: depth) { parser throws(Failure) in try parser.skipValue(depth: depth + 1) }
+            case UInt8(ascii: "\""):
+                try skipString()
+            default:
+                _ = try value(depth: depth)
+            }
+        }
+
+        /// Reads an object, handing each key to `member`, which reads the value.
+        mutating func object(
+            depth: Int,
+            _ member: (inout Parser, String) throws(Failure) -> Void
+        ) throws(Failure) {
+            guard index < end, bytes[index] == UInt8(ascii: "{") else { throw failure("expected an object") }
             index += 1
-            var members: [String: JSONValue] = [:]
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            if index < end, bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(members)
+                return
             }
             while true {
                 skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a key") }
+                guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a key") }
                 let key = try string()
                 skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+                guard index < end, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
                 index += 1
                 skipWhitespace()
-                members[key] = try value(depth: depth + 1)
+                try member(&self, key)
                 skipWhitespace()
-                guard index < bytes.count else { throw failure("unexpected end in an object") }
+                guard index < end else { throw failure("unexpected end in an object") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "}") {
                     index += 1
-                    return .object(members)
+                    return
                 } else {
                     throw failure("expected ',' or '}'")
                 }
             }
         }
 
-        mutating func array(depth: Int) throws(Failure) -> JSONValue {
+        /// Reads an array, letting `element` read each element.
+        mutating func array(depth: Int, _ element: (inout Parser) throws(Failure) -> Void) throws(Failure) {
             index += 1
-            var elements: [JSONValue] = []
             skipWhitespace()
-            if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            if index < end, bytes[index] == UInt8(ascii: "]") {
                 index += 1
-                return .array(elements)
+                return
             }
             while true {
                 skipWhitespace()
-                elements.append(try value(depth: depth + 1))
+                try element(&self)
                 skipWhitespace()
-                guard index < bytes.count else { throw failure("unexpected end in an array") }
+                guard index < end else { throw failure("unexpected end in an array") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                 } else if bytes[index] == UInt8(ascii: "]") {
                     index += 1
-                    return .array(elements)
+                    return
                 } else {
                     throw failure("expected ',' or ']'")
                 }
@@ -120,22 +190,43 @@ public enum JSONParser {
         }
 
         mutating func string() throws(Failure) -> String {
+            let start = index + 1
+            guard let (text, isASCII) = try plainString() else { return try escapedString(from: start) }
+            // ASCII needs no UTF-8 validation.
+            let string = isASCII ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
+            guard let string else { throw Failure(offset: start, reason: "invalid UTF-8") }
+            return string
+        }
+
+        mutating func skipString() throws(Failure) {
+            let start = index + 1
+            guard let (text, isASCII) = try plainString() else {
+                _ = try escapedString(from: start)
+                return
+            }
+            guard isASCII || String(validating: text, as: UTF8.self) != nil else {
+                throw Failure(offset: start, reason: "invalid UTF-8")
+            }
+        }
+
+        /// Moves past a string without escapes (most strings) and returns its bytes, unchecked
+        /// as UTF-8 unless all ASCII. At an escape, returns `nil` with `index` on it.
+        mutating func plainString() throws(Failure) -> (text: UnsafeBufferPointer<UInt8>, isASCII: Bool)? {
             index += 1
             let start = index
-            // Most strings have no escape: made straight from the bytes between the quotes.
-            while index < bytes.count {
-                switch bytes[index] {
+            var allBits: UInt8 = 0
+            while index < end {
+                let byte = bytes[index]
+                switch byte {
                 case UInt8(ascii: "\""):
-                    guard let text = String(validating: bytes[start..<index], as: UTF8.self) else {
-                        throw failure("invalid UTF-8")
-                    }
                     index += 1
-                    return text
+                    return (UnsafeBufferPointer(rebasing: bytes[start..<index - 1]), allBits < 0x80)
                 case UInt8(ascii: "\\"):
-                    return try escapedString(from: start)
+                    return nil
                 case 0..<0x20:
                     throw failure("control character in a string")
                 default:
+                    allBits |= byte
                     index += 1
                 }
             }
@@ -145,7 +236,7 @@ public enum JSONParser {
         /// The rest of a string from the first escape at `index`, which began at `start`.
         mutating func escapedString(from start: Int) throws(Failure) -> String {
             var output = Array(bytes[start..<index])
-            while index < bytes.count {
+            while index < end {
                 let byte = bytes[index]
                 index += 1
                 switch byte {
@@ -153,7 +244,7 @@ public enum JSONParser {
                     guard let text = String(validating: output, as: UTF8.self) else { throw failure("invalid UTF-8") }
                     return text
                 case UInt8(ascii: "\\"):
-                    guard index < bytes.count else { break }
+                    guard index < end else { break }
                     let escape = bytes[index]
                     index += 1
                     switch escape {
@@ -176,7 +267,7 @@ public enum JSONParser {
         }
 
         mutating func hex4() throws(Failure) -> UInt32 {
-            guard index + 4 <= bytes.count else { throw failure("truncated \\u escape") }
+            guard index + 4 <= end else { throw failure("truncated \\u escape") }
             var value: UInt32 = 0
             for _ in 0..<4 {
                 let byte = bytes[index]
@@ -196,7 +287,7 @@ public enum JSONParser {
         mutating func unicodeEscape() throws(Failure) -> [UInt8] {
             var scalar = try hex4()
             if (0xD800..<0xDC00).contains(scalar) {
-                guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                guard index + 2 <= end, bytes[index] == UInt8(ascii: "\\"),
                     bytes[index + 1] == UInt8(ascii: "u")
                 else { throw failure("unpaired surrogate") }
                 index += 2
@@ -212,29 +303,38 @@ public enum JSONParser {
 
         mutating func number() throws(Failure) -> Double {
             let start = index
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < end, bytes[index] == UInt8(ascii: "-") { index += 1 }
             let integerStart = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
             let integerDigits = index - integerStart
             guard integerDigits > 0, !(integerDigits > 1 && bytes[integerStart] == UInt8(ascii: "0")) else {
                 throw failure("invalid number")
             }
-            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            if index < end, bytes[index] == UInt8(ascii: ".") {
                 index += 1
                 let fractionStart = index
-                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
                 guard index > fractionStart else { throw failure("invalid number") }
             }
-            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                     index += 1
                 }
                 let exponentStart = index
-                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
                 guard index > exponentStart else { throw failure("invalid number") }
             }
-            guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else {
+            if index - integerStart == integerDigits, integerDigits <= 15 {
+                // An integer of up to 15 digits is exact in a Double: no need for strtod.
+                var magnitude: Int64 = 0
+                for digit in bytes[integerStart..<index] {
+                    magnitude = magnitude * 10 + Int64(digit - UInt8(ascii: "0"))
+                }
+                return integerStart > start ? -Double(magnitude) : Double(magnitude)
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            guard let value = Double(text), value.isFinite else {
                 throw failure("number out of range")
             }
             return value

@@ -1,22 +1,30 @@
 import Postgres
 
 extension EventStore {
-    /// Folds every stream of the log, in version order, into `state`: read in one snapshot
+    /// Folds every stream of the log, in version order, with `fold`: read in one snapshot
     /// through a server-side cursor (`StreamCursor`), so memory stays that of a batch and a
-    /// stream. `progress` gets the events read so far. Returns the state, and how many events
-    /// and streams there were.
+    /// stream. Streams are folded on two threads at once, each into a state of its own that
+    /// starts as `empty`; `merge` adds such a state to the result, in stream order. `progress`
+    /// gets the events read so far. Returns the result, and how many events and streams there
+    /// were.
     public func foldStreams<State: Sendable>(
-        into initial: State,
+        from empty: State,
         batchSize: Int = 10_000,
         progress: @escaping @Sendable (Int) -> Void = { _ in },
-        _ update: @escaping @Sendable (inout State, [StoredEvent]) -> Void
+        fold: @escaping @Sendable (inout State, [StoredEvent]) -> Void,
+        merge: @escaping @Sendable (inout State, State) -> Void
     ) async throws -> (state: State, events: Int, streams: Int) {
         try await pool.withConnection { connection in
             try connection.transaction(isolation: .repeatableRead) { connection in
-                var state = initial
+                var state = empty
                 try ReplayQueries.openCursorOnLog(app: nil, connection)
-                let (events, streams) = try StreamCursor.read(batchSize: batchSize, connection) {
-                    update(&state, $0)
+                let (events, streams) = try StreamCursor.read(
+                    batchSize: batchSize,
+                    connection,
+                    empty: empty,
+                    fold: fold
+                ) {
+                    merge(&state, $0)
                 } afterBatch: {
                     progress($0)
                 }

@@ -137,27 +137,40 @@ public struct ProjectionReplay: Sendable {
         _ connection: Connection,
         progress: (Int) -> Void = { _ in }
     ) throws -> (events: Int, streams: Int, unfoldable: [CorruptionError]) {
-        var unfoldable: [CorruptionError] = []
-        var rows = CopyTextRows()
+        var folded = FoldedStreams()
         func send() throws {
-            guard !rows.isEmpty else { return }
-            try ReplayQueries.copy(rows, staged: catchingUp, connection)
-            rows.removeAll()
+            guard !folded.rows.isEmpty else { return }
+            try ReplayQueries.copy(folded.rows, staged: catchingUp, connection)
+            folded.rows.removeAll()
         }
-        let (events, streams) = try StreamCursor.read(batchSize: batchSize, connection) { stream in
+        let lifecycle = store.lifecycle
+        let (events, streams) = try StreamCursor.read(
+            batchSize: batchSize,
+            connection,
+            empty: FoldedStreams()
+        ) { part, stream in
             do throws(CorruptionError) {
-                ProjectionRow.copy(try store.lifecycle.rebuild(stream), into: &rows)
+                ProjectionRow.copy(try lifecycle.rebuild(stream), into: &part.rows)
             } catch {
-                unfoldable.append(error)
+                part.unfoldable.append(error)
             }
+        } collect: { part in
+            folded.rows.append(contentsOf: part.rows)
+            folded.unfoldable += part.unfoldable
         } afterBatch: { events in
             try send()
             progress(events)
         }
         try send()
         if catchingUp { try ReplayQueries.mergeStaged(connection) }
-        return (events, streams, unfoldable)
+        return (events, streams, folded.unfoldable)
     }
+}
+
+/// Folded streams: their projection rows, ready for COPY, and those that do not fold.
+private struct FoldedStreams: Sendable {
+    var rows = CopyTextRows()
+    var unfoldable: [CorruptionError] = []
 }
 
 extension Lifecycle {

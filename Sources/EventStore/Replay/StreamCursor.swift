@@ -5,44 +5,79 @@ import Postgres
 /// time: each batch is decoded and handed over while the server reads the next one. Memory
 /// stays that of two batches and one stream, whatever the size of the log.
 enum StreamCursor {
-    /// Reads the cursor to the end and closes it. `stream` gets each stream's events in version
-    /// order; `afterBatch` the events read so far, after each batch's complete streams.
-    static func read(
+    /// Reads the cursor to the end and closes it.
+    ///
+    /// Each stream's events, in version order, are folded by `fold` into a part, on two threads
+    /// at once: each thread folds half of a batch's streams into a part of its own that starts
+    /// as `empty`. `collect` gets the parts in stream order, on the calling thread, and
+    /// `afterBatch` the events read so far, after each batch.
+    static func read<Part: Sendable>(
         batchSize: Int,
         _ connection: Connection,
-        stream body: ([StoredEvent]) throws -> Void,
+        empty: Part,
+        fold: @escaping @Sendable (inout Part, [StoredEvent]) -> Void,
+        collect: (Part) throws -> Void,
         afterBatch: (Int) throws -> Void
     ) throws -> (events: Int, streams: Int) {
         precondition(batchSize > 0, "a batch holds at least one event")
         var (events, streams) = (0, 0)
-        var stream: [StoredEvent] = []
-        func take(_ rows: PostgresRows) throws {
+        // The stream a batch ended in, which the next batch may continue.
+        var unfinished: [StoredEvent] = []
+        func take(_ rows: PostgresRows, isLast: Bool) throws {
+            var complete: [[StoredEvent]] = []
             for event in try decode(rows) {
-                if let first = stream.first, first.stream != event.stream {
-                    try body(stream)
-                    streams += 1
-                    stream.removeAll(keepingCapacity: true)
+                if let first = unfinished.first, first.stream != event.stream {
+                    complete.append(unfinished)
+                    unfinished = []
                 }
-                stream.append(event)
+                unfinished.append(event)
             }
+            if isLast, !unfinished.isEmpty {
+                complete.append(unfinished)
+                unfinished = []
+            }
+            streams += complete.count
+            for part in folded(complete, empty: empty, fold) { try collect(part) }
         }
         var batch: PostgresRows? = try connection.query(ReplayQueries.fetch(batchSize))
         while let rows = batch {
             if rows.count == batchSize {
-                batch = try connection.query(ReplayQueries.fetch(batchSize)) { try take(rows) }.0
+                batch = try connection.query(ReplayQueries.fetch(batchSize)) { try take(rows, isLast: false) }.0
             } else {
-                try take(rows)
+                try take(rows, isLast: true)
                 batch = nil
             }
             events += rows.count
             try afterBatch(events)
         }
-        if !stream.isEmpty {
-            try body(stream)
-            streams += 1
-        }
         try ReplayQueries.closeCursor(connection)
         return (events, streams)
+    }
+
+    /// `streams` folded in two halves at once; the parts in stream order.
+    private static func folded<Part: Sendable>(
+        _ streams: [[StoredEvent]],
+        empty: Part,
+        _ fold: @Sendable (inout Part, [StoredEvent]) -> Void
+    ) -> [Part] {
+        let count = streams.count
+        guard count >= 100 else {
+            var part = empty
+            for stream in streams { fold(&part, stream) }
+            return [part]
+        }
+        nonisolated(unsafe) var parts = [empty, empty]
+        parts.withUnsafeMutableBufferPointer { parts in
+            nonisolated(unsafe) let parts = parts
+            DispatchQueue.concurrentPerform(iterations: 2) { half in
+                // A part of the thread's own until the end: two parts side by side in memory,
+                // written by both threads at once, would share cache lines.
+                var part = empty
+                for stream in streams[half == 0 ? 0..<count / 2 : count / 2..<count] { fold(&part, stream) }
+                parts[half] = part
+            }
+        }
+        return parts
     }
 
     /// The events of a fetched batch, decoded in two halves at once: decoding is most of the

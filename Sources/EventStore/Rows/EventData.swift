@@ -61,9 +61,10 @@ enum EventData {
             throw EventStoreError.unreadableRow("unknown event type \(type)")
         }
         do {
+            let bytes = data.utf8
             return try payload(
                 type,
-                try DataMember(parent: nil, key: "data", value: JSONParser.parse(data.utf8)).object()
+                try DataMember(bytes: bytes, parent: nil, key: "data", value: bytes.indices).object()
             )
         } catch {
             throw EventStoreError.unreadableRow("data of \(type.rawValue): \(error)")
@@ -150,25 +151,30 @@ struct EventDataError: Error, CustomStringConvertible {
     var description: String { "\(path) \(problem)" }
 }
 
-/// The members of an object in an event's `data`.
+/// The members of an object in an event's `data`, each read only when asked for: a reader
+/// parses the members it needs, not a tree of the whole document.
 struct DataObject {
+    let bytes: [UInt8]
     let path: String
-    let members: [String: JSONValue]
+    let members: [(key: String, value: Range<Int>)]
 
     /// A member; absent and `null` read the same.
     subscript(key: String) -> DataMember {
-        let value = members[key]
-        return DataMember(parent: path, key: key, value: value == .null ? nil : value)
+        let value = members.first { $0.key == key }?.value
+        let isNull = value.map { bytes[$0.lowerBound] == UInt8(ascii: "n") } ?? true
+        return DataMember(bytes: bytes, parent: path, key: key, value: isNull ? nil : value)
     }
 }
 
 /// One member of an event's `data`, read strictly: missing or of the wrong kind is an error
 /// that names it.
 struct DataMember {
+    let bytes: [UInt8]
     /// Where it is (`data.content`), put together only for an error or a nested object.
     let parent: String?
     let key: String
-    let value: JSONValue?
+    /// Where its value lies in `bytes`; `nil` when it is absent or `null`.
+    let value: Range<Int>?
 
     var path: String { parent.map { "\($0).\(key)" } ?? key }
 
@@ -180,31 +186,42 @@ struct DataMember {
         value == nil ? nil : try read(self)
     }
 
+    /// The value, parsed; `nil` when absent.
+    private func parsed() throws -> JSONValue? {
+        try value.map { try JSONParser.parse(bytes, in: $0) }
+    }
+
+    /// Whether the value is of the kind that starts with `byte`; the parser checks the rest.
+    private func starts(with byte: UInt8) -> Bool {
+        value.map { bytes[$0.lowerBound] == byte } ?? false
+    }
+
     func string() throws -> String {
-        guard case .string(let string) = value else { throw wrong("a string") }
+        guard starts(with: UInt8(ascii: "\"")), case .string(let string) = try parsed() else { throw wrong("a string") }
         return string
     }
 
     func number() throws -> Double {
-        guard case .number(let number) = value else { throw wrong("a number") }
+        guard case .number(let number) = try parsed() else { throw wrong("a number") }
         return number
     }
 
     func bool() throws -> Bool {
-        guard case .bool(let bool) = value else { throw wrong("true or false") }
+        guard case .bool(let bool) = try parsed() else { throw wrong("true or false") }
         return bool
     }
 
     func object() throws -> DataObject {
-        guard case .object(let members) = value else { throw wrong("an object") }
-        return DataObject(path: path, members: members)
+        guard let value, starts(with: UInt8(ascii: "{")) else { throw wrong("an object") }
+        return DataObject(bytes: bytes, path: path, members: try JSONParser.members(of: bytes, in: value))
     }
 
     func jsonObject() throws -> JSONObject {
-        guard case .object(let members) = value else { throw wrong("an object") }
+        guard starts(with: UInt8(ascii: "{")), case .object(let members) = try parsed() else {
+            throw wrong("an object")
+        }
         return JSONObject(members)
     }
-
     func timestamp() throws -> Timestamp {
         guard let timestamp = RFC3339.parse(try string()) else { throw wrong("an RFC 3339 date-time") }
         return timestamp
