@@ -1,12 +1,13 @@
 internal import CLibPQ
 
 extension Connection {
-    /// Runs a `COPY … FROM STDIN` statement (text format) and sends it `rows`; returns how many
-    /// rows the server stored. On any error the statement fails as a whole, storing nothing.
+    /// Runs a `COPY … FROM STDIN` statement (text format) and sends it `rows`, one piece after
+    /// another; returns how many rows the server stored. On any error the statement fails as a
+    /// whole, storing nothing.
     ///
     /// The statement is trusted SQL that ships with Liveline, like `executeScript`'s.
     @discardableResult
-    public func copyIn(_ statement: String, rows: CopyTextRows) throws -> Int {
+    public func copyIn(_ statement: String, rows pieces: [CopyTextRows]) throws -> Int {
         let started = PQexec(handle, statement)
         guard let started, PQresultStatus(started) == PGRES_COPY_IN else {
             // Not in COPY mode: `check` turns the result into the server's error.
@@ -14,10 +15,12 @@ extension Connection {
             throw PostgresError(code: .server, message: "\(statement) did not start a COPY FROM STDIN")
         }
         PQclear(started)
-        let sent = rows.bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
+        let sent = pieces.allSatisfy { rows in
+            rows.bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
+            } == 1
         }
-        let ended = sent == 1 ? PQputCopyEnd(handle, nil) : PQputCopyEnd(handle, "the client failed to send data")
+        let ended = sent ? PQputCopyEnd(handle, nil) : PQputCopyEnd(handle, "the client failed to send data")
         // The final result says whether the server accepted the rows; then libpq returns NULL.
         var outcome: Result<Int, any Error> = .failure(
             PostgresError(code: .connectionFailure, message: lastErrorMessage)
@@ -66,12 +69,6 @@ public struct CopyTextRows: Sendable {
         }
         bytes.append(UInt8(ascii: "\n"))
         count += 1
-    }
-
-    /// Appends the rows of `other`.
-    public mutating func append(contentsOf other: CopyTextRows) {
-        bytes += other.bytes
-        count += other.count
     }
 
     public mutating func removeAll() {

@@ -1,29 +1,32 @@
-internal import CLibPQ
+import Dispatch
 
 extension Connection {
-    /// Runs `query` on the server while this thread runs `work`: sends the statement, runs
-    /// `work`, then waits for the rows. For a client that has its own work between statements,
-    /// such as decoding one batch of a cursor while the server reads the next.
+    /// Runs `statements` on this connection, on this thread, while `work` runs on another: for
+    /// a client with work of its own between statements, such as folding one batch of a cursor
+    /// while the server reads the next and the rows of the batch before are sent with COPY.
+    /// The rows of a query are received as the server sends them, so the server does not stall
+    /// on a full socket while the client works.
     ///
-    /// The rows are always waited for, even when `work` throws (then its error is thrown), so
-    /// the session is ready for the next statement either way.
-    public func query<T>(_ query: PostgresQuery, while work: () throws -> T) throws -> (PostgresRows, T) {
-        let name = try preparedName(for: query)
-        let sent = Self.withParameters(query) { _, values, lengths, formats in
-            PQsendQueryPrepared(handle, name, Int32(query.bindings.count), values, lengths, formats, 1)
-        }
-        guard sent == 1 else { throw PostgresError(code: .connectionFailure, message: lastErrorMessage) }
-        let done = Result { try work() }
-        // The statement's result, then NULL; only the first one is the statement's.
-        var rows: Result<PostgresRows, any Error>?
-        while let result = PQgetResult(handle) {
-            if rows == nil {
-                rows = Result { try check(result, query: query.sql) }
-            } else {
-                PQclear(result)
+    /// `work` must not use this connection. Both always finish before this returns; when
+    /// either throws, that error is thrown (the statements' first).
+    public func run<Result, Work>(
+        _ statements: (Connection) throws -> Result,
+        while work: () throws -> Work
+    ) throws -> (Result, Work) {
+        try withoutActuallyEscaping(work) { work in
+            // Both are touched by the other thread only before `finished` is signalled; `work`
+            // is let go of there first, as `withoutActuallyEscaping` requires.
+            nonisolated(unsafe) var pending = Optional(work)
+            nonisolated(unsafe) var done: Swift.Result<Work, any Error>?
+            let finished = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                done = Swift.Result { try pending!() }
+                pending = nil
+                finished.signal()
             }
+            let result = Swift.Result { try statements(self) }
+            finished.wait()
+            return (try result.get(), try done!.get())
         }
-        let value = try done.get()
-        return (try (rows ?? .failure(PostgresError(code: .connectionFailure, message: lastErrorMessage))).get(), value)
     }
 }

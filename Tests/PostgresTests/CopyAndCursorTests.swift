@@ -1,3 +1,4 @@
+import Dispatch
 import Postgres
 import TestSupport
 import Testing
@@ -20,12 +21,13 @@ struct CopyAndCursorTests {
         let values: [String?] = ["tab\there", "line\nbreak\r\n", #"back\slash \N"#, nil, "héllo ✓", ""]
         let stored = try await TestDatabase.withPool(database) { pool in
             try await pool.withConnection { connection in
-                var rows = CopyTextRows()
+                // In two pieces, sent one after the other.
+                var pieces = [CopyTextRows(), CopyTextRows()]
                 for (index, value) in values.enumerated() {
-                    rows.append([String(index), value, #"{"quote": "a \"b\" \\ c"}"#])
+                    pieces[index % 2].append([String(index), value, #"{"quote": "a \"b\" \\ c"}"#])
                 }
-                #expect(rows.count == values.count)
-                let copied = try connection.copyIn("COPY notes (id, body, data) FROM STDIN", rows: rows)
+                #expect(pieces.map(\.count) == [3, 3])
+                let copied = try connection.copyIn("COPY notes (id, body, data) FROM STDIN", rows: pieces)
                 #expect(copied == values.count)
                 return try connection.query("SELECT body, data ->> 'quote' FROM notes ORDER BY id").map { row in
                     (try row.decode(0, as: String?.self), try row.decode(1, as: String.self))
@@ -44,11 +46,11 @@ struct CopyAndCursorTests {
                 rows.append(["100", "first", "{}"])
                 rows.append(["100", "duplicate", "{}"])
                 let error = try #require(throws: PostgresError.self) {
-                    try connection.copyIn("COPY notes (id, body, data) FROM STDIN", rows: rows)
+                    try connection.copyIn("COPY notes (id, body, data) FROM STDIN", rows: [rows])
                 }
                 #expect(error.sqlState == .uniqueViolation)
                 let malformed = try #require(throws: PostgresError.self) {
-                    try connection.copyIn("COPY no_such_table FROM STDIN", rows: rows)
+                    try connection.copyIn("COPY no_such_table FROM STDIN", rows: [rows])
                 }
                 #expect(malformed.sqlState == .undefinedTable)
                 let count: Int = try connection.query("SELECT count(*) FROM notes WHERE id = 100").single!.decode(0)
@@ -57,24 +59,40 @@ struct CopyAndCursorTests {
         }
     }
 
-    @Test("a statement runs while the thread works: its rows, the work's value, and errors of either")
+    @Test("statements run while work runs on another thread: both values, and errors of either")
     func overlap() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
             try await pool.withConnection { connection in
+                // Each side waits for the other: only running both at once gets past both waits.
+                let statementsRan = DispatchSemaphore(value: 0)
+                let workRan = DispatchSemaphore(value: 0)
                 var worked = 0
-                let (rows, value) = try connection.query("SELECT generate_series(1, 3)::integer") {
+                let (rows, value) = try connection.run { connection in
+                    let rows = try connection.query("SELECT generate_series(1, 3)::integer")
+                    statementsRan.signal()
+                    return (rows, workRan.wait(timeout: .now() + 10) == .success)
+                } while: {
                     worked += 1
-                    return "done"
+                    defer { workRan.signal() }
+                    return statementsRan.wait(timeout: .now() + 10) == .success
                 }
-                #expect(try rows.map { try $0.decode(0, as: Int32.self) } == [1, 2, 3])
-                #expect(value == "done" && worked == 1)
+                #expect(try rows.0.map { try $0.decode(0, as: Int32.self) } == [1, 2, 3])
+                #expect(rows.1 && value && worked == 1)
 
                 struct WorkFailed: Error {}
                 #expect(throws: WorkFailed.self) {
-                    try connection.query("SELECT pg_sleep(0.05)") { throw WorkFailed() }
+                    try connection.run {
+                        try $0.query("SELECT pg_sleep(0.05)")
+                    } while: {
+                        throw WorkFailed()
+                    }
                 }
                 let refused = try #require(throws: PostgresError.self) {
-                    try connection.query("SELECT 1 / 0") { worked += 1 }
+                    try connection.run {
+                        try $0.query("SELECT 1 / 0")
+                    } while: {
+                        worked += 1
+                    }
                 }
                 #expect(refused.sqlState?.rawValue == "22012")
                 #expect(worked == 2)

@@ -23,10 +23,9 @@ extension EventStore {
                     connection,
                     empty: empty,
                     fold: fold
-                ) {
-                    merge(&state, $0)
-                } afterBatch: {
-                    progress($0)
+                ) { parts, events in
+                    for part in parts { merge(&state, part) }
+                    progress(events)
                 }
                 return (state, events, streams)
             }

@@ -137,12 +137,7 @@ public struct ProjectionReplay: Sendable {
         _ connection: Connection,
         progress: (Int) -> Void = { _ in }
     ) throws -> (events: Int, streams: Int, unfoldable: [CorruptionError]) {
-        var folded = FoldedStreams()
-        func send() throws {
-            guard !folded.rows.isEmpty else { return }
-            try ReplayQueries.copy(folded.rows, staged: catchingUp, connection)
-            folded.rows.removeAll()
-        }
+        var unfoldable: [CorruptionError] = []
         let lifecycle = store.lifecycle
         let (events, streams) = try StreamCursor.read(
             batchSize: batchSize,
@@ -154,16 +149,15 @@ public struct ProjectionReplay: Sendable {
             } catch {
                 part.unfoldable.append(error)
             }
-        } collect: { part in
-            folded.rows.append(contentsOf: part.rows)
-            folded.unfoldable += part.unfoldable
-        } afterBatch: { events in
-            try send()
+        } afterBatch: { parts, events in
+            unfoldable += parts.flatMap(\.unfoldable)
+            if parts.contains(where: { !$0.rows.isEmpty }) {
+                try ReplayQueries.copy(parts.map(\.rows), staged: catchingUp, connection)
+            }
             progress(events)
         }
-        try send()
         if catchingUp { try ReplayQueries.mergeStaged(connection) }
-        return (events, streams, folded.unfoldable)
+        return (events, streams, unfoldable)
     }
 }
 

@@ -73,7 +73,7 @@ enum ReplayQueries {
 
     /// Sends rebuilt rows (`ProjectionRow.copy`) to `activities_replay`, or to the staging table
     /// when they replace rows there (`staged`).
-    static func copy(_ rows: CopyTextRows, staged: Bool, _ connection: Connection) throws {
+    static func copy(_ rows: [CopyTextRows], staged: Bool, _ connection: Connection) throws {
         let table = staged ? "activities_replay_staged" : "activities_replay"
         let columns = ProjectionRow.columnNames.joined(separator: ", ")
         try connection.copyIn("COPY \(table) (\(columns)) FROM STDIN", rows: rows)

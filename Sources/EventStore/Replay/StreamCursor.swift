@@ -2,28 +2,29 @@ import Dispatch
 import Postgres
 
 /// Reads the log stream by stream through the open cursor `liveline_log_events`, a batch at a
-/// time: each batch is decoded and handed over while the server reads the next one. Memory
-/// stays that of two batches and one stream, whatever the size of the log.
+/// time. Three things happen at once: the server reads the next batch, the batch before is
+/// folded on other threads, and what was made of the batch before that is handed over on the
+/// connection's thread (to be sent with COPY, say). Memory stays that of a few batches and one
+/// stream, whatever the size of the log.
 enum StreamCursor {
     /// Reads the cursor to the end and closes it.
     ///
     /// Each stream's events, in version order, are folded by `fold` into a part, on two threads
-    /// at once: each thread folds half of a batch's streams into a part of its own that starts
-    /// as `empty`. `collect` gets the parts in stream order, on the calling thread, and
-    /// `afterBatch` the events read so far, after each batch.
+    /// at once: each thread folds half of a batch's whole streams into a part of its own that
+    /// starts as `empty`. `afterBatch` gets each batch's parts in stream order and the events
+    /// read so far, on the calling thread, with the connection free for its statements.
     static func read<Part: Sendable>(
         batchSize: Int,
         _ connection: Connection,
         empty: Part,
         fold: @escaping @Sendable (inout Part, [StoredEvent]) -> Void,
-        collect: (Part) throws -> Void,
-        afterBatch: (Int) throws -> Void
+        afterBatch: ([Part], Int) throws -> Void
     ) throws -> (events: Int, streams: Int) {
         precondition(batchSize > 0, "a batch holds at least one event")
         var (events, streams) = (0, 0)
         // The stream a batch ended in, which the next batch may continue.
         var unfinished: [StoredEvent] = []
-        func take(_ rows: PostgresRows, isLast: Bool) throws {
+        func take(_ rows: PostgresRows, isLast: Bool) throws -> [Part] {
             var complete: [[StoredEvent]] = []
             for event in try decode(rows) {
                 if let first = unfinished.first, first.stream != event.stream {
@@ -37,19 +38,23 @@ enum StreamCursor {
                 unfinished = []
             }
             streams += complete.count
-            for part in folded(complete, empty: empty, fold) { try collect(part) }
+            return folded(complete, empty: empty, fold)
         }
         var batch: PostgresRows? = try connection.query(ReplayQueries.fetch(batchSize))
+        var previous: (parts: [Part], events: Int)?
         while let rows = batch {
-            if rows.count == batchSize {
-                batch = try connection.query(ReplayQueries.fetch(batchSize)) { try take(rows, isLast: false) }.0
-            } else {
-                try take(rows, isLast: true)
-                batch = nil
+            let isLast = rows.count < batchSize
+            let (next, parts) = try connection.run { connection in
+                if let previous { try afterBatch(previous.parts, previous.events) }
+                return isLast ? nil : try connection.query(ReplayQueries.fetch(batchSize))
+            } while: {
+                try take(rows, isLast: isLast)
             }
             events += rows.count
-            try afterBatch(events)
+            previous = (parts, events)
+            batch = next
         }
+        if let previous { try afterBatch(previous.parts, previous.events) }
         try ReplayQueries.closeCursor(connection)
         return (events, streams)
     }
