@@ -35,10 +35,14 @@ extension Connection {
 }
 
 /// Rows in `COPY`'s text format, built in memory: each value escaped, columns separated by tabs,
-/// rows ended by newlines, `\N` for NULL.
+/// rows ended by newlines, `\N` for NULL. A row is built field by field (`appendField`, then
+/// `endRow`), or appended whole.
 public struct CopyTextRows: Sendable {
     public private(set) var bytes: [UInt8] = []
+    /// Complete rows.
     public private(set) var count = 0
+    /// Whether the row being built has a field yet.
+    private var rowHasField = false
 
     public init() {}
 
@@ -46,33 +50,66 @@ public struct CopyTextRows: Sendable {
 
     /// Appends a row of text values (`nil` is NULL).
     public mutating func append(_ values: [String?]) {
-        append(values.map { $0.map { Array($0.utf8) } })
+        for value in values { appendField(value) }
+        endRow()
     }
 
-    /// Appends a row of values given as UTF-8 text (`nil` is NULL).
-    public mutating func append(_ values: [[UInt8]?]) {
-        for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: "\t")) }
-            guard let value else {
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "N")]
-                continue
-            }
-            for byte in value {
-                switch byte {
-                case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                case UInt8(ascii: "\n"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-                case UInt8(ascii: "\r"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-                case UInt8(ascii: "\t"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-                default: bytes.append(byte)
-                }
-            }
+    /// Appends a text field to the row being built (`nil` is NULL).
+    public mutating func appendField(_ text: String?) {
+        guard var text else {
+            appendNull()
+            return
         }
+        text.withUTF8 { appendField(escaping: $0) }
+    }
+
+    /// Appends a field given as UTF-8 text to the row being built.
+    public mutating func appendField(utf8: [UInt8]) {
+        utf8.withUnsafeBufferPointer { appendField(escaping: $0) }
+    }
+
+    /// Ends the row being built.
+    public mutating func endRow() {
         bytes.append(UInt8(ascii: "\n"))
         count += 1
+        rowHasField = false
     }
 
     public mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         count = 0
+        rowHasField = false
+    }
+
+    private mutating func startField() {
+        if rowHasField { bytes.append(UInt8(ascii: "\t")) }
+        rowHasField = true
+    }
+
+    private mutating func appendNull() {
+        startField()
+        bytes.append(UInt8(ascii: "\\"))
+        bytes.append(UInt8(ascii: "N"))
+    }
+
+    private mutating func appendField(escaping text: UnsafeBufferPointer<UInt8>) {
+        startField()
+        bytes.reserveCapacity(bytes.count + text.count)
+        for byte in text {
+            let escaped: UInt8? =
+                switch byte {
+                case UInt8(ascii: "\\"): UInt8(ascii: "\\")
+                case UInt8(ascii: "\n"): UInt8(ascii: "n")
+                case UInt8(ascii: "\r"): UInt8(ascii: "r")
+                case UInt8(ascii: "\t"): UInt8(ascii: "t")
+                default: nil
+                }
+            if let escaped {
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(escaped)
+            } else {
+                bytes.append(byte)
+            }
+        }
     }
 }

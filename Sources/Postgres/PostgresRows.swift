@@ -1,4 +1,5 @@
 internal import CLibPQ
+import Foundation
 
 /// The rows a statement returned. Owns the libpq result and frees it when released.
 ///
@@ -41,6 +42,24 @@ public final class PostgresRows: RandomAccessCollection {
     public var single: PostgresRow? {
         precondition(count <= 1, "expected at most one row, got \(count)")
         return first
+    }
+
+    /// Whether two rows hold the same bytes in `columns` (NULL equals only NULL), without
+    /// decoding them.
+    public func hasSameValues(_ row: Int, as other: Int, in columns: ClosedRange<Int>) -> Bool {
+        precondition(indices.contains(row) && indices.contains(other), "row index out of range")
+        let (first, second) = (Int32(row), Int32(other))
+        for column in columns {
+            let field = Int32(column)
+            let isNull = PQgetisnull(result, first, field)
+            guard isNull == PQgetisnull(result, second, field) else { return false }
+            if isNull == 1 { continue }
+            let length = PQgetlength(result, first, field)
+            guard length == PQgetlength(result, second, field),
+                memcmp(PQgetvalue(result, first, field), PQgetvalue(result, second, field), Int(length)) == 0
+            else { return false }
+        }
+        return true
     }
 
     func columnIndex(named name: String) -> Int? {

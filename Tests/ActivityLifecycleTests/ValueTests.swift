@@ -216,6 +216,16 @@ struct JSONParserTests {
         _ = try JSONParser.parse(Array(fine.utf8))
     }
 
+    @Test("an object written in a given order keeps it, nests canonical objects, and parses back")
+    func orderedObject() throws {
+        let members: [(key: String, value: JSONValue)] = [
+            ("z", .number(1)), ("a", .object(["y": .bool(true), "b": .null])), ("m", .string("tab\t")),
+        ]
+        let bytes = JSONValue.objectJSON(orderedMembers: members)
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"z":1,"a":{"b":null,"y":true},"m":"tab\t"}"#)
+        #expect(try JSONParser.parseObject(bytes) == JSONObject(Dictionary(uniqueKeysWithValues: members)))
+    }
+
     @Test("the canonical encoding parses back to the same value")
     func roundTrip() async {
         let strings = Gen.letterOrNumber.string(of: 0...8)

@@ -41,17 +41,29 @@ public indirect enum JSONValue: Hashable, Sendable {
     }
 
     static func writeObject(_ members: [String: JSONValue], into output: inout some JSONOutput) {
+        if type(of: output).isOrdered {
+            writeMembers(members.keys.sorted().lazy.map { ($0, members[$0]!) }, into: &output)
+        } else {
+            writeMembers(members.lazy.map { ($0.key, $0.value) }, into: &output)
+        }
+    }
+
+    /// The encoding of an object whose members come in the order given, which is canonical only
+    /// when that order is the keys' (nested objects are canonical). For readers that ignore the
+    /// order, such as PostgreSQL's `jsonb`, written without sorting.
+    public static func objectJSON(orderedMembers members: [(key: String, value: JSONValue)]) -> [UInt8] {
+        var output: [UInt8] = []
+        writeMembers(members, into: &output)
+        return output
+    }
+
+    static func writeMembers(_ members: some Sequence<(String, JSONValue)>, into output: inout some JSONOutput) {
         output.append(UInt8(ascii: "{"))
-        func write(_ key: String, _ value: JSONValue, first: Bool) {
-            if !first { output.append(UInt8(ascii: ",")) }
+        for (index, (key, value)) in members.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
             writeString(key, into: &output)
             output.append(UInt8(ascii: ":"))
             value.write(into: &output)
-        }
-        if type(of: output).isOrdered {
-            for (index, key) in members.keys.sorted().enumerated() { write(key, members[key]!, first: index == 0) }
-        } else {
-            for (index, member) in members.enumerated() { write(member.key, member.value, first: index == 0) }
         }
         output.append(UInt8(ascii: "}"))
     }

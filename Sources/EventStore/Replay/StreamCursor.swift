@@ -1,3 +1,4 @@
+import ActivityLifecycle
 import Dispatch
 import Postgres
 
@@ -25,20 +26,34 @@ enum StreamCursor {
         // The stream a batch ended in, which the next batch may continue.
         var unfinished: [StoredEvent] = []
         func take(_ rows: PostgresRows, isLast: Bool) throws -> [Part] {
-            var complete: [[StoredEvent]] = []
-            for event in try decode(rows) {
-                if let first = unfinished.first, first.stream != event.stream {
-                    complete.append(unfinished)
+            var parts: [Part] = []
+            var start = 0
+            if let carried = unfinished.first?.stream {
+                if !rows.isEmpty, try StoreQueries.streamID(rows[0]) == carried {
+                    start = runEnd(of: rows, from: 0, before: rows.count)
+                    unfinished += try decode(rows, 0..<start, of: carried)
+                }
+                if start < rows.count || isLast {
+                    var part = empty
+                    fold(&part, unfinished)
+                    parts.append(part)
+                    streams += 1
                     unfinished = []
                 }
-                unfinished.append(event)
             }
-            if isLast, !unfinished.isEmpty {
-                complete.append(unfinished)
-                unfinished = []
+            // The batch's last stream may go on in the next batch, unless this is the last.
+            var end = rows.count
+            if !isLast, end > start {
+                end -= 1
+                while end > start, rows.hasSameValues(end - 1, as: end, in: streamColumns) { end -= 1 }
             }
-            streams += complete.count
-            return folded(complete, empty: empty, fold)
+            let whole = try folded(rows, start..<end, empty: empty, fold)
+            parts += whole.map(\.part)
+            streams += whole.reduce(0) { $0 + $1.streams }
+            if end < rows.count {
+                unfinished = try decode(rows, end..<rows.count, of: StoreQueries.streamID(rows[end]))
+            }
+            return parts
         }
         var batch: PostgresRows? = try connection.query(ReplayQueries.fetch(batchSize))
         var previous: (parts: [Part], events: Int)?
@@ -59,46 +74,59 @@ enum StreamCursor {
         return (events, streams)
     }
 
-    /// `streams` folded in two halves at once; the parts in stream order.
+    /// The columns of a row that name its stream (app and activity).
+    private static let streamColumns = 1...2
+
+    /// Where the stream of row `start` ends: the first later row of another stream, or `end`.
+    private static func runEnd(of rows: PostgresRows, from start: Int, before end: Int) -> Int {
+        var index = start + 1
+        while index < end, rows.hasSameValues(index, as: start, in: streamColumns) { index += 1 }
+        return index
+    }
+
+    /// The events in `range`, all of `stream`.
+    private static func decode(_ rows: PostgresRows, _ range: Range<Int>, of stream: StreamID) throws -> [StoredEvent] {
+        try range.map { try StoreQueries.storedEvent(rows[$0], of: stream) }
+    }
+
+    /// The whole streams in `range` decoded and folded, in two halves at once (split between two
+    /// streams) when there are enough: each half's part, in stream order, and its stream count.
+    /// Decoding is most of the client's work in reading the log.
     private static func folded<Part: Sendable>(
-        _ streams: [[StoredEvent]],
+        _ rows: PostgresRows,
+        _ range: Range<Int>,
         empty: Part,
         _ fold: @Sendable (inout Part, [StoredEvent]) -> Void
-    ) -> [Part] {
-        let count = streams.count
-        guard count >= 100 else {
-            var part = empty
-            for stream in streams { fold(&part, stream) }
-            return [part]
+    ) throws -> [(part: Part, streams: Int)] {
+        // Rows are only read, by both halves.
+        nonisolated(unsafe) let rows = rows
+        @Sendable func foldStreams(in range: Range<Int>) throws -> (part: Part, streams: Int) {
+            var (part, streams) = (empty, 0)
+            var start = range.lowerBound
+            while start < range.upperBound {
+                let end = runEnd(of: rows, from: start, before: range.upperBound)
+                fold(&part, try decode(rows, start..<end, of: StoreQueries.streamID(rows[start])))
+                streams += 1
+                start = end
+            }
+            return (part, streams)
         }
-        nonisolated(unsafe) var parts = [empty, empty]
-        parts.withUnsafeMutableBufferPointer { parts in
-            nonisolated(unsafe) let parts = parts
+        guard range.count >= 1_000 else { return [try foldStreams(in: range)] }
+        let middle = runEnd(of: rows, from: range.lowerBound + range.count / 2 - 1, before: range.upperBound)
+        let halves = [range.lowerBound..<middle, middle..<range.upperBound]
+        // Each result is written by its own half only.
+        nonisolated(unsafe) var results: [Result<(part: Part, streams: Int), any Error>] = [
+            .success((empty, 0)), .success((empty, 0)),
+        ]
+        results.withUnsafeMutableBufferPointer { results in
+            nonisolated(unsafe) let results = results
             DispatchQueue.concurrentPerform(iterations: 2) { half in
                 // A part of the thread's own until the end: two parts side by side in memory,
                 // written by both threads at once, would share cache lines.
-                var part = empty
-                for stream in streams[half == 0 ? 0..<count / 2 : count / 2..<count] { fold(&part, stream) }
-                parts[half] = part
+                let result = Result { try foldStreams(in: halves[half]) }
+                results[half] = result
             }
         }
-        return parts
-    }
-
-    /// The events of a fetched batch, decoded in two halves at once: decoding is most of the
-    /// client's work in reading the log, and the thread folding them waits for it.
-    private static func decode(_ rows: PostgresRows) throws -> [StoredEvent] {
-        let count = rows.count
-        guard count >= 1_000 else { return try rows.map(StoreQueries.storedEvent) }
-        nonisolated(unsafe) let shared = rows  // only read, by both halves
-        nonisolated(unsafe) var halves: [Result<[StoredEvent], any Error>] = [.success([]), .success([])]
-        halves.withUnsafeMutableBufferPointer { halves in
-            nonisolated(unsafe) let halves = halves
-            DispatchQueue.concurrentPerform(iterations: 2) { half in
-                let range = half == 0 ? 0..<count / 2 : count / 2..<count
-                halves[half] = Result { try range.map { try StoreQueries.storedEvent(shared[$0]) } }
-            }
-        }
-        return try halves[0].get() + halves[1].get()
+        return try results.map { try $0.get() }
     }
 }

@@ -99,16 +99,16 @@ enum ProjectionRow {
             }
         }
 
-        /// The value in `COPY`'s text format, unescaped (`CopyTextRows` escapes); `nil` is NULL.
-        var copyText: [UInt8]? {
+        /// Appends the value to the row `rows` is building, in `COPY`'s text format.
+        func appendField(to rows: inout CopyTextRows) {
             switch self {
-            case .text(let text): text.map { Array($0.utf8) }
-            case .integer(let integer): Array(String(integer).utf8)
-            case .number(let number): number.map { Array("\($0)".utf8) }
-            case .time(let time): time.map { Array($0.description.utf8) }
-            case .object(let object): object.canonicalJSON
+            case .text(let text): rows.appendField(text)
+            case .integer(let integer): rows.appendField(String(integer))
+            case .number(let number): rows.appendField(number.map { "\($0)" })
+            case .time(let time): rows.appendField(time?.description)
+            case .object(let object): rows.appendField(utf8: object.canonicalJSON)
             // An array literal: timestamps hold nothing that needs quoting.
-            case .times(let times): Array("{\(times.map(\.description).joined(separator: ","))}".utf8)
+            case .times(let times): rows.appendField("{\(times.map(\.description).joined(separator: ","))}")
             }
         }
     }
@@ -133,12 +133,13 @@ enum ProjectionRow {
     /// The row as the JSON object `jsonb_populate_record(NULL::activities, …)` reads (in
     /// `liveline_append`, which fills in the stripes).
     static func json(_ stored: StoredActivity) -> JSONB {
-        let row = Dictionary(uniqueKeysWithValues: zip(columnNames, values(stored).map(\.json)))
-        return JSONB(utf8: JSONValue.object(row).canonicalJSON)
+        let row = zip(columnNames, values(stored)).map { (key: $0, value: $1.json) }
+        return JSONB(utf8: JSONValue.objectJSON(orderedMembers: row))
     }
 
     /// Appends the row to `rows`, in the columns and order of `columnNames`.
     static func copy(_ stored: StoredActivity, into rows: inout CopyTextRows) {
-        rows.append(values(stored).map(\.copyText))
+        for value in values(stored) { value.appendField(to: &rows) }
+        rows.endRow()
     }
 }

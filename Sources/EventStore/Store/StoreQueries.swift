@@ -199,12 +199,26 @@ enum StoreQueries {
 
     /// Decodes the columns selected by the event readers above, in their order.
     static func storedEvent(_ row: PostgresRow) throws -> StoredEvent {
-        guard let app = AppID(rawValue: try row.decode(1)), let activity = ActivityID(rawValue: try row.decode(2)),
-            let cause = Cause(rawValue: try row.decode(6))
-        else { throw EventStoreError.unreadableRow("events at position \(try row.decode(0, as: Int64.self))") }
+        try storedEvent(row, of: streamID(row))
+    }
+
+    /// The stream of such a row (its columns 1 and 2).
+    static func streamID(_ row: PostgresRow) throws -> StreamID {
+        guard let app = AppID(rawValue: try row.decode(1)), let activity = ActivityID(rawValue: try row.decode(2))
+        else {
+            throw EventStoreError.unreadableRow("events at position \(try row.decode(0, as: Int64.self))")
+        }
+        return StreamID(app: app, activity: activity)
+    }
+
+    /// Such a row, of a stream already decoded (from another row of it).
+    static func storedEvent(_ row: PostgresRow, of stream: StreamID) throws -> StoredEvent {
+        guard let cause = Cause(rawValue: try row.decode(6)) else {
+            throw EventStoreError.unreadableRow("events at position \(try row.decode(0, as: Int64.self))")
+        }
         return StoredEvent(
             position: try row.decode(0),
-            stream: StreamID(app: app, activity: activity),
+            stream: stream,
             event: ActivityEvent(
                 version: try row.decode(3),
                 occurredAt: Timestamp(try row.decode(7, as: PostgresTimestamp.self)),
