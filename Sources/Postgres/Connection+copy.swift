@@ -36,7 +36,7 @@ extension Connection {
 
 /// Rows in `COPY`'s text format, built in memory: each value escaped, columns separated by tabs,
 /// rows ended by newlines, `\N` for NULL. A row is built field by field (`appendField`, then
-/// `endRow`), or appended whole.
+/// `endRow`).
 public struct CopyTextRows: Sendable {
     public private(set) var bytes: [UInt8] = []
     /// Complete rows.
@@ -47,12 +47,6 @@ public struct CopyTextRows: Sendable {
     public init() {}
 
     public var isEmpty: Bool { count == 0 }
-
-    /// Appends a row of text values (`nil` is NULL).
-    public mutating func append(_ values: [String?]) {
-        for value in values { appendField(value) }
-        endRow()
-    }
 
     /// Appends a text field to the row being built (`nil` is NULL).
     public mutating func appendField(_ text: String?) {

@@ -24,7 +24,7 @@ struct CopyAndCursorTests {
                 // In two pieces, sent one after the other.
                 var pieces = [CopyTextRows(), CopyTextRows()]
                 for (index, value) in values.enumerated() {
-                    pieces[index % 2].append([String(index), value, #"{"quote": "a \"b\" \\ c"}"#])
+                    pieces[index % 2].appendRow([String(index), value, #"{"quote": "a \"b\" \\ c"}"#])
                 }
                 #expect(pieces.map(\.count) == [3, 3])
                 let copied = try connection.copyIn("COPY notes (id, body, data) FROM STDIN", rows: pieces)
@@ -43,8 +43,8 @@ struct CopyAndCursorTests {
         try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
             try await pool.withConnection { connection in
                 var rows = CopyTextRows()
-                rows.append(["100", "first", "{}"])
-                rows.append(["100", "duplicate", "{}"])
+                rows.appendRow(["100", "first", "{}"])
+                rows.appendRow(["100", "duplicate", "{}"])
                 let error = try #require(throws: PostgresError.self) {
                     try connection.copyIn("COPY notes (id, body, data) FROM STDIN", rows: [rows])
                 }
@@ -126,5 +126,13 @@ struct CopyAndCursorTests {
         }
         #expect(batches.map(\.count) == [7, 7, 6])
         #expect(batches.flatMap { $0 } == Array(6...25))
+    }
+}
+
+extension CopyTextRows {
+    /// A row of text values (`nil` is NULL), field by field.
+    mutating func appendRow(_ values: [String?]) {
+        for value in values { appendField(value) }
+        endRow()
     }
 }
