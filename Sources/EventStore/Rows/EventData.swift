@@ -191,13 +191,8 @@ struct DataMember {
         try value.map { try JSONParser.parse(bytes, in: $0) }
     }
 
-    /// Whether the value is of the kind that starts with `byte`; the parser checks the rest.
-    private func starts(with byte: UInt8) -> Bool {
-        value.map { bytes[$0.lowerBound] == byte } ?? false
-    }
-
     func string() throws -> String {
-        guard starts(with: UInt8(ascii: "\"")), case .string(let string) = try parsed() else { throw wrong("a string") }
+        guard case .string(let string) = try parsed() else { throw wrong("a string") }
         return string
     }
 
@@ -211,17 +206,20 @@ struct DataMember {
         return bool
     }
 
+    /// Its members, each parsed only when read.
     func object() throws -> DataObject {
-        guard let value, starts(with: UInt8(ascii: "{")) else { throw wrong("an object") }
+        // The parser would refuse another kind too, but with its own words rather than the path.
+        guard let value, value.first.map({ bytes[$0] == UInt8(ascii: "{") }) == true else {
+            throw wrong("an object")
+        }
         return DataObject(bytes: bytes, path: path, members: try JSONParser.members(of: bytes, in: value))
     }
 
     func jsonObject() throws -> JSONObject {
-        guard starts(with: UInt8(ascii: "{")), case .object(let members) = try parsed() else {
-            throw wrong("an object")
-        }
+        guard case .object(let members) = try parsed() else { throw wrong("an object") }
         return JSONObject(members)
     }
+
     func timestamp() throws -> Timestamp {
         guard let timestamp = RFC3339.parse(try string()) else { throw wrong("an RFC 3339 date-time") }
         return timestamp
