@@ -16,18 +16,29 @@ enum StoreQueries {
         isRequest: Bool,
         _ connection: AsyncConnection
     ) async throws -> Loaded {
-        let rows = try await connection.query(
-            """
+        // Two statements rather than one with a flag: with a flag, a plan for one value is
+        // cheaper than the generic plan, so PostgreSQL would plan the statement again on every
+        // execution instead of once per session.
+        let query: PostgresQuery =
+            isRequest
+            ? """
             SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates,
-                   CASE WHEN \(isRequest) THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint END,
-                   CASE WHEN \(isRequest) THEN (SELECT sum(open) FROM global_open_stripes)::bigint END,
+                   (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint,
+                   (SELECT sum(open) FROM global_open_stripes)::bigint,
                    (SELECT global_max_open FROM service_limits),
                    (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = \(deviceID?.rawValue)),
                    r.*
             FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = \(stream.activity.rawValue)
             WHERE a.app_id = \(stream.app.rawValue)
             """
-        )
+            : """
+            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates,
+                   NULL::bigint, NULL::bigint, (SELECT global_max_open FROM service_limits), NULL::integer,
+                   r.*
+            FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = \(stream.activity.rawValue)
+            WHERE a.app_id = \(stream.app.rawValue)
+            """
+        let rows = try await connection.query(query)
         guard let row = rows.single else { throw EventStoreError.unknownApp(stream.app) }
         let rules = AppRules(
             maxOpen: try row.decode(0),
