@@ -51,7 +51,6 @@ struct AppendBenchmark {
         try await store.execute(update(0), on: stream("a1"), at: start)
 
         report("clients: \(clients), seconds per run: \(seconds), rounds: \(rounds), activities: \(activities)")
-        let executor = ProcessInfo.processInfo.environment["ON_LOOP"] != nil ? pool.executor : nil
         // pgbench and the store take turns, so that neither gains from running later in the
         // cluster's life (a larger log, autovacuum, new WAL segments).
         let script = try await pgbenchScript(pool, clients: clients)
@@ -66,7 +65,7 @@ struct AppendBenchmark {
                     pgbench
                 )
             )
-            let updates = try await measure(clients: clients, seconds: seconds, executor: executor) {
+            let updates = try await measure(clients: clients, seconds: seconds) {
                 client,
                 iteration in
                 // Each client updates activities of its own, as each pgbench client does.
@@ -88,11 +87,7 @@ struct AppendBenchmark {
         let pgbench = pgbenchTotal / Double(rounds)
         let updates = updatesTotal / Double(rounds)
 
-        let opens = try await measure(
-            clients: clients,
-            seconds: seconds,
-            executor: ProcessInfo.processInfo.environment["ON_LOOP"] != nil ? pool.executor : nil
-        ) { client, iteration in
+        let opens = try await measure(clients: clients, seconds: seconds) { client, iteration in
             try await store.execute(
                 request(iteration, device: "device-\(iteration % 500)"),
                 on: stream("open-\(client)-\(iteration)"),
@@ -141,34 +136,31 @@ struct AppendBenchmark {
     static func measure(
         clients: Int,
         seconds: Int,
-        executor: (any TaskExecutor)? = nil,
         _ operation: @escaping @Sendable (Int, Int) async throws -> CommandResult
     ) async throws -> (rate: Double, conflicts: Int) {
         let deadline = ContinuousClock.now + .seconds(seconds)
         let began = ContinuousClock.now
-        let counts = try await withTaskExecutorPreference(executor) {
-            try await withThrowingTaskGroup(of: (Int, Int).self) { group in
-                for client in 0..<clients {
-                    group.addTask {
-                        var accepted = 0
-                        var conflicts = 0
-                        var iteration = 0
-                        while ContinuousClock.now < deadline {
-                            iteration += 1
-                            do {
-                                let result = try await operation(client, iteration)
-                                if case .accepted = result.outcome { accepted += 1 }
-                            } catch EventStoreError.versionConflict {
-                                conflicts += 1
-                            }
+        let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var accepted = 0
+                    var conflicts = 0
+                    var iteration = 0
+                    while ContinuousClock.now < deadline {
+                        iteration += 1
+                        do {
+                            let result = try await operation(client, iteration)
+                            if case .accepted = result.outcome { accepted += 1 }
+                        } catch EventStoreError.versionConflict {
+                            conflicts += 1
                         }
-                        return (accepted, conflicts)
                     }
+                    return (accepted, conflicts)
                 }
-                return try await group.reduce(into: (0, 0)) {
-                    $0.0 += $1.0
-                    $0.1 += $1.1
-                }
+            }
+            return try await group.reduce(into: (0, 0)) {
+                $0.0 += $1.0
+                $0.1 += $1.1
             }
         }
         let elapsed = ContinuousClock.now - began
