@@ -63,29 +63,15 @@ public final class Connection: @unchecked Sendable {
 
     /// The name of the prepared statement for `query`'s text and parameter types, preparing it
     /// on first use.
-    private func preparedName(for query: PostgresQuery) throws -> String {
-        let statement = preparedStatement(for: query)
-        if !statement.isPrepared {
-            let types = statement.parameterTypes
-            let result = PQprepare(handle, statement.name, query.sql, Int32(types.count), types.isEmpty ? nil : types)
-            PQclear(try check(result, query: query.sql).release())
-            remember(statement)
-        }
-        return statement.name
-    }
-
-    /// The prepared statement of this session for `query`'s text and parameter types: its name,
-    /// and whether it still has to be prepared (then `remember` it once it is).
-    func preparedStatement(for query: PostgresQuery) -> PreparedStatement {
+    func preparedName(for query: PostgresQuery) throws -> String {
         let key = PreparedKey(sql: query.sql, types: query.bindings.map(\.type))
-        if let name = prepared[key] {
-            return PreparedStatement(key: key, name: name, isPrepared: true)
-        }
-        return PreparedStatement(key: key, name: "liveline_\(prepared.count + 1)", isPrepared: false)
-    }
-
-    func remember(_ statement: PreparedStatement) {
-        prepared[statement.key] = statement.name
+        if let name = prepared[key] { return name }
+        let name = "liveline_\(prepared.count + 1)"
+        let types = key.types.map { Oid($0.rawValue) }
+        let result = PQprepare(handle, name, query.sql, Int32(types.count), types.isEmpty ? nil : types)
+        PQclear(try check(result, query: query.sql).release())
+        prepared[key] = name
+        return name
     }
 
     /// Runs one statement and returns the number of rows it affected.
@@ -116,30 +102,18 @@ public final class Connection: @unchecked Sendable {
             rollbackIgnoringErrors()
             throw error
         }
-        if let error = abortedTransaction {
+        // A statement that failed inside `body` but whose error was swallowed leaves the
+        // transaction aborted; COMMIT would then silently roll back. Refuse to pretend.
+        if PQtransactionStatus(handle) == PQTRANS_INERROR {
             rollbackIgnoringErrors()
-            throw error
+            throw PostgresError(
+                code: .server,
+                sqlState: SQLState(rawValue: "25P02"),
+                message: "transaction aborted by an earlier failed statement; rolled back"
+            )
         }
         try executeScript("COMMIT")
         return value
-    }
-
-    /// A statement that failed inside a transaction but whose error was swallowed leaves the
-    /// transaction aborted; COMMIT would then silently roll back. Refuse to pretend.
-    var abortedTransaction: PostgresError? {
-        guard PQtransactionStatus(handle) == PQTRANS_INERROR else { return nil }
-        return PostgresError(
-            code: .server,
-            sqlState: SQLState(rawValue: "25P02"),
-            message: "transaction aborted by an earlier failed statement; rolled back"
-        )
-    }
-
-    /// Whether sending may return before everything is written (`QueryLoop`'s connections) or
-    /// blocks until it is (connections lent to a blocking body).
-    var isNonBlocking: Bool {
-        get { PQisnonblocking(handle) == 1 }
-        set { PQsetnonblocking(handle, newValue ? 1 : 0) }
     }
 
     /// Whether an idle session still looks alive, without a round trip.
@@ -245,17 +219,9 @@ public final class Connection: @unchecked Sendable {
 }
 
 /// What identifies a prepared statement: its text and its parameters' types.
-struct PreparedKey: Hashable {
+private struct PreparedKey: Hashable {
     let sql: String
     let types: [PostgresType]
-}
-
-struct PreparedStatement {
-    let key: PreparedKey
-    let name: String
-    let isPrepared: Bool
-
-    var parameterTypes: [Oid] { key.types.map { Oid($0.rawValue) } }
 }
 
 /// Runs `body` with a NULL-terminated C array of C strings.

@@ -4,18 +4,12 @@ import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
-/// A bounded pool of PostgreSQL sessions, lent two ways:
+/// A bounded pool of `Connection`s whose blocking libpq calls run on threads of their own.
 ///
-/// - `withConnection` lends a blocking `Connection` to a body run on one of the pool's
-///   dedicated threads (one per connection), never on Swift's cooperative pool: for long work
-///   that streams (replay, verify, migrations).
-/// - `withAsyncConnection` lends an `AsyncConnection` to a body run on the pool's `QueryLoop`,
-///   one thread that drives every connection lent this way without blocking: for the short
-///   statements of commands and readers.
-///
-/// At most `maximumConnections` sessions exist; a caller beyond that waits, up to
-/// `checkoutTimeout`, for one to be returned. Connecting, resetting and closing run on the
-/// dedicated threads.
+/// - At most `maximumConnections` sessions exist; a caller beyond that waits, up to
+///   `checkoutTimeout`, for one to be returned.
+/// - Bodies run on the pool's dedicated threads (one per connection), never on Swift's
+///   cooperative pool; so do connecting, health checks and closing.
 /// - A connection found broken (for example after a PostgreSQL restart) is reset before it is
 ///   lent again, or dropped when it breaks during use, so the pool heals without a restart.
 ///
@@ -38,7 +32,6 @@ public final class ConnectionPool: Service, Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let threads: NIOThreadPool
-    private let loop: QueryLoop
     private let timers: any EventLoop
     private let state: Mutex<PoolState>
 
@@ -51,15 +44,9 @@ public final class ConnectionPool: Service, Sendable {
         self.logger = logger
         self.threads = NIOThreadPool(numberOfThreads: configuration.maximumConnections)
         self.threads.start()
-        self.loop = QueryLoop(name: "postgres query loop")
         self.timers = MultiThreadedEventLoopGroup.singleton.any()
         self.state = Mutex(PoolState(maximumConnections: configuration.maximumConnections))
     }
-
-    /// The executor that runs the bodies of `withAsyncConnection`. A task that prefers it
-    /// (`withTaskExecutorPreference`) runs there from the start, so lending it a connection
-    /// needs no hand-off between threads.
-    public var executor: any TaskExecutor { loop }
 
     /// Lends a connection to `body`, run on one of the pool's threads, and takes it back after.
     @discardableResult
@@ -85,50 +72,9 @@ public final class ConnectionPool: Service, Sendable {
                     continuation.resume(throwing: error)
                     return
                 }
-                connection.isNonBlocking = false
                 let result = Result { try body(connection) }
                 self.giveBack(connection)
                 continuation.resume(with: result)
-            }
-        }
-    }
-
-    /// Lends a connection to `body`, run on the pool's `QueryLoop`, and takes it back after.
-    public func withAsyncConnection<T>(
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: (AsyncConnection) async throws -> T
-    ) async throws -> T {
-        let lease = try await checkout()
-        let connection: Connection
-        do {
-            connection = try await ready(lease)
-        } catch {
-            giveBack(nil)
-            throw error
-        }
-        connection.isNonBlocking = true
-        defer { giveBack(connection) }
-        return try await withTaskExecutorPreference(loop, isolation: isolation) {
-            try await body(AsyncConnection(connection: connection, loop: loop))
-        }
-    }
-
-    /// The lease's connection, ready to use: an idle one that looks alive at once; otherwise,
-    /// on one of the pool's threads, a reset or a new one.
-    private func ready(_ lease: Lease) async throws -> Connection {
-        if let idle = lease.idleConnection, idle.isUsable {
-            return idle
-        }
-        let connectionString = configuration.connectionString
-        return try await withCheckedThrowingContinuation { continuation in
-            threads.submit { workState in
-                guard case .active = workState else {
-                    continuation.resume(
-                        throwing: PostgresError(code: .poolShutDown, message: "connection pool is shut down")
-                    )
-                    return
-                }
-                continuation.resume(with: Result { try lease.prepare(connectionString: connectionString) })
             }
         }
     }
@@ -180,13 +126,7 @@ public final class ConnectionPool: Service, Sendable {
         }
         // Closing sends a termination message to the server: do it on the pool's threads too.
         threads.submit { _ in withExtendedLifetime(idle) {} }
-        await withCheckedContinuation { continuation in
-            if !state.withLock({ $0.waitUntilDrained(continuation) }) {
-                continuation.resume()
-            }
-        }
         try? await threads.shutdownGracefully()
-        await loop.stop()
         logger.debug("postgres pool shut down")
     }
 
@@ -222,15 +162,14 @@ public final class ConnectionPool: Service, Sendable {
     }
 
     /// Takes a connection back (or notes that its slot is free when `nil` or broken), and hands
-    /// it, or the right to open a new one, to the longest waiting caller.
+    /// it, or the right to open a new one, to the longest waiting caller. Runs on a pool thread.
     private func giveBack(_ connection: Connection?) {
         let reusable = connection.flatMap { $0.isIdle ? $0 : nil }
-        let (handOver, drained) = state.withLock { ($0.giveBack(reusable), $0.takeDrained()) }
+        let handOver = state.withLock { $0.giveBack(reusable) }
         if let (waiter, lease) = handOver {
             waiter.timeout?.cancel()
             waiter.continuation.resume(returning: lease)
         }
-        drained?.resume()
         if connection != nil && reusable == nil {
             logger.debug("postgres connection dropped: broken or left inside a transaction")
         }

@@ -22,8 +22,6 @@ struct PoolState: ~Copyable {
     private var waiters: [Waiter] = []
     private var nextWaiterID = 0
     private var isShutDown = false
-    /// Who waits, after shutdown, for the lent connections to come back.
-    private var drained: CheckedContinuation<Void, Never>?
 
     init(maximumConnections: Int) {
         self.maximumConnections = maximumConnections
@@ -71,21 +69,6 @@ struct PoolState: ~Copyable {
             return nil
         }
         return (waiters.removeFirst(), .idle(connection))
-    }
-
-    /// Keeps `continuation` until every lent connection is back after shutdown; `false` when
-    /// that is already so.
-    mutating func waitUntilDrained(_ continuation: CheckedContinuation<Void, Never>) -> Bool {
-        guard openCount > 0 else { return false }
-        drained = continuation
-        return true
-    }
-
-    /// The one waiting for the lent connections, once the last has come back after shutdown.
-    mutating func takeDrained() -> CheckedContinuation<Void, Never>? {
-        guard isShutDown, openCount == 0 else { return nil }
-        defer { drained = nil }
-        return drained
     }
 
     /// Marks the pool shut down; returns the callers to fail and the idle connections to close.

@@ -30,13 +30,13 @@ extension EventStore {
     /// (see docs/event-log.md): the transaction the database rolls back is run again.
     func administering<T: Sendable>(
         _ actor: AdminActor,
-        _ body: (AsyncConnection) async throws -> T
+        _ body: @escaping @Sendable (Connection) throws -> T
     ) async throws -> T {
-        try await pool.withAsyncConnection { connection in
-            try await Self.retryingDeadlocks {
-                try await connection.transaction { connection in
-                    try await StoreQueries.nameActor(actor, connection)
-                    return try await body(connection)
+        try await pool.withConnection { connection in
+            try Self.retryingDeadlocks {
+                try connection.transaction { connection in
+                    try StoreQueries.nameActor(actor, connection)
+                    return try body(connection)
                 }
             }
         }
@@ -44,6 +44,6 @@ extension EventStore {
 
     /// The audit trail, newest first: of one app (and the service-wide changes), or of all.
     public func adminChanges(of app: AppID? = nil, limit: Int) async throws -> [AdminChange] {
-        try await pool.withAsyncConnection { try await StoreQueries.adminChanges(of: app, limit: limit, $0) }
+        try await pool.withConnection { try StoreQueries.adminChanges(of: app, limit: limit, $0) }
     }
 }

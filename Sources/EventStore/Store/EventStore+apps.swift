@@ -60,29 +60,29 @@ extension EventStore {
     /// Creates an app with its settings (and its open count, at zero).
     /// - Throws: a unique violation (`PostgresError.isUniqueViolation`) when the id is taken.
     public func createApp(_ app: AppID, _ settings: AppSettings, by actor: AdminActor) async throws {
-        try await administering(actor) { try await StoreQueries.createApp(app, settings, $0) }
+        try await administering(actor) { try StoreQueries.createApp(app, settings, $0) }
     }
 
     /// Changes an app's caps and budget. Lowering a cap below the open count refuses new
     /// activities until the count is below the new cap; it never closes any.
     public func updateApp(_ app: AppID, _ settings: AppSettings, by actor: AdminActor) async throws {
-        let updated = try await administering(actor) { try await StoreQueries.updateApp(app, settings, $0) }
+        let updated = try await administering(actor) { try StoreQueries.updateApp(app, settings, $0) }
         guard updated else { throw EventStoreError.unknownApp(app) }
     }
 
     public func appSettings(_ app: AppID) async throws -> AppSettings? {
-        try await pool.withAsyncConnection { try await StoreQueries.appSettings(app, $0) }
+        try await pool.withConnection { try StoreQueries.appSettings(app, $0) }
     }
 
     /// Sets the service-wide cap on open activities, spreading it over the global count's stripes.
     public func setGlobalMaxOpen(_ limit: Int, by actor: AdminActor) async throws {
         precondition(limit >= 0 && limit <= Int(Int32.max), "the global cap must fit a 32-bit count")
-        try await administering(actor) { try await StoreQueries.setGlobalMaxOpen(limit, $0) }
+        try await administering(actor) { try StoreQueries.setGlobalMaxOpen(limit, $0) }
     }
 
     /// The open counts as kept by the caps: per app, and the global total.
     public func openCounts(of app: AppID) async throws -> (app: Int, global: Int) {
-        try await pool.withAsyncConnection { try await StoreQueries.openCounts(of: app, $0) }
+        try await pool.withConnection { try StoreQueries.openCounts(of: app, $0) }
     }
 }
 
@@ -96,11 +96,11 @@ public struct AppSummary: Hashable, Sendable {
 extension EventStore {
     /// Every app, by id.
     public func apps() async throws -> [AppSummary] {
-        try await pool.withAsyncConnection { try await StoreQueries.apps(only: nil, $0) }
+        try await pool.withConnection { try StoreQueries.apps(only: nil, $0) }
     }
 
     /// One app, or `nil`.
     public func app(_ app: AppID) async throws -> AppSummary? {
-        try await pool.withAsyncConnection { try await StoreQueries.apps(only: app, $0).first }
+        try await pool.withConnection { try StoreQueries.apps(only: app, $0).first }
     }
 }

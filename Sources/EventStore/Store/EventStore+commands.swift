@@ -23,13 +23,13 @@ extension EventStore {
         idempotency: IdempotencyKey? = nil
     ) async throws -> CommandResult {
         let lifecycle = lifecycle
-        let result = try await pool.withAsyncConnection { connection in
-            if let idempotency, let replay = try await Self.replay(idempotency, on: stream, lifecycle, connection) {
+        let result = try await pool.withConnection { connection in
+            if let idempotency, let replay = try Self.replay(idempotency, on: stream, lifecycle, connection) {
                 return replay
             }
             do {
-                return try await Self.retryingDeadlocks {
-                    try await Self.decideAndAppend(
+                return try Self.retryingDeadlocks {
+                    try Self.decideAndAppend(
                         command,
                         on: stream,
                         at: now,
@@ -43,8 +43,7 @@ extension EventStore {
                 where error.isUniqueViolation && error.constraint == "idempotency_keys_pkey"
             {
                 // A concurrent command with the same key committed first: answer as it was answered.
-                guard let idempotency,
-                    let replay = try await Self.replay(idempotency, on: stream, lifecycle, connection)
+                guard let idempotency, let replay = try Self.replay(idempotency, on: stream, lifecycle, connection)
                 else {
                     throw error
                 }
@@ -65,9 +64,9 @@ extension EventStore {
         expectedVersion: Int?,
         idempotency: IdempotencyKey?,
         _ lifecycle: Lifecycle,
-        _ connection: AsyncConnection
-    ) async throws -> CommandResult {
-        let loaded = try await StoreQueries.load(
+        _ connection: Connection
+    ) throws -> CommandResult {
+        let loaded = try StoreQueries.load(
             stream,
             deviceID: command.requestedDeviceID,
             isRequest: command.isRequest,
@@ -81,8 +80,8 @@ extension EventStore {
                 actual: loaded.activity.map { _ in version }
             )
         }
-        func rejected(_ rejection: Rejection) async throws -> CommandResult {
-            try await StoreQueries.recordRejection(
+        func rejected(_ rejection: Rejection) throws -> CommandResult {
+            try StoreQueries.recordRejection(
                 rejection,
                 of: command,
                 on: stream,
@@ -97,7 +96,7 @@ extension EventStore {
         do {
             events = try lifecycle.decide(command, for: before, at: now, context: loaded.context)
         } catch {
-            return try await rejected(error)
+            return try rejected(error)
         }
         guard let last = events.last else {
             // A no-op; only an existing activity has one (a request always appends).
@@ -107,7 +106,7 @@ extension EventStore {
         let after = try! events.reduce(before) { try lifecycle.evolve($0, with: $1) }!
         let stored = StoredActivity(stream: stream, activity: after, nextDeadline: lifecycle.nextDeadline(of: after))
         do {
-            let (first, recordedAt) = try await StoreQueries.append(
+            let (first, recordedAt) = try StoreQueries.append(
                 stored,
                 events: events,
                 expectedVersion: version,
@@ -123,15 +122,15 @@ extension EventStore {
         } catch let error as PostgresError {
             let details = AppendFailure(error)
             switch error.sqlState?.rawValue {
-            case "LL001": return try await rejected(.targetMaximumExceeded(limit: details.limit, count: details.count))
-            case "LL002": return try await rejected(.globalMaximumExceeded(limit: details.limit, count: details.count))
+            case "LL001": return try rejected(.targetMaximumExceeded(limit: details.limit, count: details.count))
+            case "LL002": return try rejected(.globalMaximumExceeded(limit: details.limit, count: details.count))
             case "LL003":
                 let device = command.requestedDeviceID!
-                return try await rejected(
+                return try rejected(
                     .deviceMaximumExceeded(deviceID: device, limit: details.limit, count: details.count)
                 )
             case "LL409" where command.isRequest && expectedVersion == nil:
-                return try await rejected(.activityExists)
+                return try rejected(.activityExists)
             case "LL409":
                 throw EventStoreError.versionConflict(expected: version, actual: details.actual)
             default:
@@ -145,10 +144,9 @@ extension EventStore {
         _ idempotency: IdempotencyKey,
         on stream: StreamID,
         _ lifecycle: Lifecycle,
-        _ connection: AsyncConnection
-    ) async throws -> CommandResult? {
-        guard let record = try await StoreQueries.idempotencyRecord(app: stream.app, key: idempotency.key, connection)
-        else {
+        _ connection: Connection
+    ) throws -> CommandResult? {
+        guard let record = try StoreQueries.idempotencyRecord(app: stream.app, key: idempotency.key, connection) else {
             return nil
         }
         guard record.digest == idempotency.requestDigest, record.activity == stream.activity else {
@@ -159,7 +157,7 @@ extension EventStore {
             return CommandResult(outcome: .rejected(rejection), isReplay: true)
         case .accepted(let from, let to):
             // The activity as that command left it, folded from the log.
-            let events = try await StoreQueries.events(of: stream, throughVersion: to, connection)
+            let events = try StoreQueries.events(of: stream, throughVersion: to, connection)
             guard let activity = try lifecycle.fold(events.map(\.event), of: stream) else {
                 throw EventStoreError.unreadableRow("idempotency record \(idempotency.key) names missing events")
             }

@@ -14,38 +14,36 @@ extension EventStore {
     @discardableResult
     public func applyDueDeadlines(at now: Timestamp, limit: Int) async throws -> [StoredEvent] {
         let lifecycle = lifecycle
-        let appended = try await pool.withAsyncConnection { connection in
-            try await connection.transaction { connection in
-                var appended: [StoredEvent] = []
-                for stored in try await StoreQueries.claimDue(at: now, limit: limit, connection) {
-                    let before = stored.activity
-                    let (after, events) = lifecycle.applyDueDeadlines(to: before, at: now)
-                    guard !events.isEmpty else { continue }
-                    let projection = StoredActivity(
+        let appended = try await pool.withTransaction { connection in
+            var appended: [StoredEvent] = []
+            for stored in try StoreQueries.claimDue(at: now, limit: limit, connection) {
+                let before = stored.activity
+                let (after, events) = lifecycle.applyDueDeadlines(to: before, at: now)
+                guard !events.isEmpty else { continue }
+                let projection = StoredActivity(
+                    stream: stored.stream,
+                    activity: after,
+                    nextDeadline: lifecycle.nextDeadline(of: after)
+                )
+                let (first, recordedAt) = try StoreQueries.append(
+                    projection,
+                    events: events,
+                    expectedVersion: before.version,
+                    openChange: before.state.isOpen && !after.state.isOpen ? -1 : 0,
+                    idempotency: nil,
+                    outcome: nil,
+                    connection
+                )
+                appended += events.enumerated().map { index, event in
+                    StoredEvent(
+                        position: first + Int64(index),
                         stream: stored.stream,
-                        activity: after,
-                        nextDeadline: lifecycle.nextDeadline(of: after)
+                        event: event,
+                        recordedAt: recordedAt
                     )
-                    let (first, recordedAt) = try await StoreQueries.append(
-                        projection,
-                        events: events,
-                        expectedVersion: before.version,
-                        openChange: before.state.isOpen && !after.state.isOpen ? -1 : 0,
-                        idempotency: nil,
-                        outcome: nil,
-                        connection
-                    )
-                    appended += events.enumerated().map { index, event in
-                        StoredEvent(
-                            position: first + Int64(index),
-                            stream: stored.stream,
-                            event: event,
-                            recordedAt: recordedAt
-                        )
-                    }
                 }
-                return appended
             }
+            return appended
         }
         StoreMetrics.recordAppended(appended)
         if !appended.isEmpty {
@@ -56,6 +54,6 @@ extension EventStore {
 
     /// When the earliest deadline of any activity is due, or `nil` when none is pending.
     public func earliestDeadline() async throws -> Timestamp? {
-        try await pool.withAsyncConnection { try await StoreQueries.earliestDeadline($0) }
+        try await pool.withConnection { try StoreQueries.earliestDeadline($0) }
     }
 }

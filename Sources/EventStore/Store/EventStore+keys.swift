@@ -25,12 +25,7 @@ extension EventStore {
         let key = IssuedAPIKey(keyID: UUID(), app: app, secret: Self.newSecret())
         do {
             try await administering(actor) { connection in
-                try await StoreQueries.insertKey(
-                    key.keyID,
-                    of: app,
-                    secretDigest: Self.digest(of: key.secret),
-                    connection
-                )
+                try StoreQueries.insertKey(key.keyID, of: app, secretDigest: Self.digest(of: key.secret), connection)
             }
         } catch let error as PostgresError where error.sqlState == .foreignKeyViolation {
             throw EventStoreError.unknownApp(app)
@@ -40,13 +35,13 @@ extension EventStore {
 
     /// Revokes a key of `app`; `false` when the app has no such key. Revoking twice is fine.
     public func revokeKey(_ keyID: UUID, of app: AppID, by actor: AdminActor) async throws -> Bool {
-        try await administering(actor) { try await StoreQueries.revokeKey(keyID, of: app, $0) }
+        try await administering(actor) { try StoreQueries.revokeKey(keyID, of: app, $0) }
     }
 
     /// The holder of an unrevoked key with this secret, or `nil`.
     public func keyHolder(secret: String) async throws -> KeyHolder? {
         let digest = Self.digest(of: secret)
-        return try await pool.withAsyncConnection { try await StoreQueries.keyHolder(secretDigest: digest, $0) }
+        return try await pool.withConnection { try StoreQueries.keyHolder(secretDigest: digest, $0) }
     }
 
     /// `ll_` and 32 random bytes, base64url: 256 bits, safe in headers and shells.

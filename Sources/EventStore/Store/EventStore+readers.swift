@@ -4,12 +4,12 @@ public import Postgres
 extension EventStore {
     /// The activity's projection, or `nil`.
     public func activity(_ stream: StreamID) async throws -> StoredActivity? {
-        try await pool.withAsyncConnection { try await StoreQueries.activity(stream, $0) }
+        try await pool.withConnection { try StoreQueries.activity(stream, $0) }
     }
 
     /// The activity's whole stream, in version order.
     public func events(of stream: StreamID) async throws -> [StoredEvent] {
-        try await pool.withAsyncConnection { try await StoreQueries.events(of: stream, throughVersion: .max, $0) }
+        try await pool.withConnection { try StoreQueries.events(of: stream, throughVersion: .max, $0) }
     }
 
     /// Events after `position`, in position order, at most `limit`, of one app or of all.
@@ -19,11 +19,11 @@ extension EventStore {
     /// returned now, so a reader that pages forward from the last position it saw never misses
     /// one — however writers' commits interleave.
     public func events(after position: Int64, app: AppID? = nil, limit: Int) async throws -> [StoredEvent] {
-        try await pool.withAsyncConnection { connection in
+        try await pool.withConnection { connection in
             if let app {
-                try await StoreQueries.events(after: position, app: app, limit: limit, connection)
+                try StoreQueries.events(after: position, app: app, limit: limit, connection)
             } else {
-                try await StoreQueries.events(after: position, limit: limit, connection)
+                try StoreQueries.events(after: position, limit: limit, connection)
             }
         }
     }
@@ -58,14 +58,8 @@ extension EventStore {
         limit: Int,
         after cursor: ActivityCursor? = nil
     ) async throws -> ActivityPage {
-        try await pool.withAsyncConnection { connection in
-            let rows = try await StoreQueries.activities(
-                of: app,
-                in: state,
-                limit: limit + 1,
-                after: cursor,
-                connection
-            )
+        try await pool.withConnection { connection in
+            let rows = try StoreQueries.activities(of: app, in: state, limit: limit + 1, after: cursor, connection)
             let page = Array(rows.prefix(limit))
             let next = rows.count > limit ? page.last.map(ActivityCursor.init) : nil
             return ActivityPage(activities: page, next: next)
@@ -74,18 +68,18 @@ extension EventStore {
 
     /// The projections of these activities (those that have one), in no particular order.
     public func activities(_ streams: [StreamID]) async throws -> [StoredActivity] {
-        try await pool.withAsyncConnection { try await StoreQueries.activities(streams, $0) }
+        try await pool.withConnection { try StoreQueries.activities(streams, $0) }
     }
 
     /// Projection rows whose activity has no event at all (at most `limit`): a projection that
     /// the log does not explain.
     public func projectionsWithoutEvents(limit: Int) async throws -> [StreamID] {
-        try await pool.withAsyncConnection { try await StoreQueries.projectionsWithoutEvents(limit: limit, $0) }
+        try await pool.withConnection { try StoreQueries.projectionsWithoutEvents(limit: limit, $0) }
     }
 
     /// How many activities of all apps are in each open state.
     public func openActivitiesByState() async throws -> [ActivityState: Int] {
-        try await pool.withAsyncConnection { try await StoreQueries.openActivitiesByState($0) }
+        try await pool.withConnection { try StoreQueries.openActivitiesByState($0) }
     }
 
     /// Refused commands of an app (or of one of its activities), newest first.
@@ -95,8 +89,8 @@ extension EventStore {
         code: String? = nil,
         limit: Int
     ) async throws -> [RecordedRejection] {
-        try await pool.withAsyncConnection {
-            try await StoreQueries.rejections(of: app, activity: activity, code: code, limit: limit, $0)
+        try await pool.withConnection {
+            try StoreQueries.rejections(of: app, activity: activity, code: code, limit: limit, $0)
         }
     }
 }

@@ -21,14 +21,14 @@ extension EventStore {
     /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a
     /// serialization conflict by rolling it back: nothing of it was written or acknowledged, so
     /// deciding it again on the current state is safe. `attempt` is a whole transaction.
-    static func retryingDeadlocks<T>(_ attempt: () async throws -> T) async throws -> T {
+    static func retryingDeadlocks<T>(_ attempt: () throws -> T) throws -> T {
         for _ in 1..<3 {
             do {
-                return try await attempt()
+                return try attempt()
             } catch let error as PostgresError where error.isSerializationFailure {
                 continue
             }
         }
-        return try await attempt()
+        return try attempt()
     }
 }

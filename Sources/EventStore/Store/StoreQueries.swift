@@ -14,8 +14,8 @@ enum StoreQueries {
         _ stream: StreamID,
         deviceID: DeviceID?,
         isRequest: Bool,
-        _ connection: AsyncConnection
-    ) async throws -> Loaded {
+        _ connection: Connection
+    ) throws -> Loaded {
         // Two statements rather than one with a flag: with a flag, a plan for one value is
         // cheaper than the generic plan, so PostgreSQL would plan the statement again on every
         // execution instead of once per session.
@@ -38,7 +38,7 @@ enum StoreQueries {
             FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = \(stream.activity.rawValue)
             WHERE a.app_id = \(stream.app.rawValue)
             """
-        let rows = try await connection.query(query)
+        let rows = try connection.query(query)
         guard let row = rows.single else { throw EventStoreError.unknownApp(stream.app) }
         let rules = AppRules(
             maxOpen: try row.decode(0),
@@ -57,8 +57,8 @@ enum StoreQueries {
         )
     }
 
-    static func activity(_ stream: StreamID, _ connection: AsyncConnection) async throws -> StoredActivity? {
-        try await connection.query(
+    static func activity(_ stream: StreamID, _ connection: Connection) throws -> StoredActivity? {
+        try connection.query(
             """
             SELECT * FROM liveline_activity_rows
             WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
@@ -66,8 +66,8 @@ enum StoreQueries {
         ).single.flatMap { try ProjectionRow.stored(from: $0, at: 0) }
     }
 
-    static func activities(_ streams: [StreamID], _ connection: AsyncConnection) async throws -> [StoredActivity] {
-        try await connection.query(
+    static func activities(_ streams: [StreamID], _ connection: Connection) throws -> [StoredActivity] {
+        try connection.query(
             """
             SELECT r.* FROM liveline_activity_rows r
             JOIN unnest(\(PostgresArray(streams.map(\.app.rawValue))), \(PostgresArray(streams.map(\.activity.rawValue))))
@@ -77,8 +77,8 @@ enum StoreQueries {
         ).compactMap { try ProjectionRow.stored(from: $0, at: 0) }
     }
 
-    static func projectionsWithoutEvents(limit: Int, _ connection: AsyncConnection) async throws -> [StreamID] {
-        try await connection.query(
+    static func projectionsWithoutEvents(limit: Int, _ connection: Connection) throws -> [StreamID] {
+        try connection.query(
             """
             SELECT a.app_id, a.activity_id FROM activities a
             WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.app_id = a.app_id AND e.activity_id = a.activity_id)
@@ -100,10 +100,10 @@ enum StoreQueries {
         openChange: Int,
         idempotency: IdempotencyKey?,
         outcome: JSONB?,
-        _ connection: AsyncConnection
-    ) async throws -> (Int64, Timestamp) {
+        _ connection: Connection
+    ) throws -> (Int64, Timestamp) {
         let row = ProjectionRow.json(stored)
-        let rows = try await connection.query(
+        let rows = try connection.query(
             """
             SELECT first_position, recorded_at FROM liveline_append(
                 \(stored.stream.app.rawValue), \(stored.stream.activity.rawValue), \(Int32(expectedVersion)), \(row),
@@ -124,11 +124,11 @@ enum StoreQueries {
         on stream: StreamID,
         at now: Timestamp,
         idempotency: IdempotencyKey?,
-        _ connection: AsyncConnection
-    ) async throws {
+        _ connection: Connection
+    ) throws {
         let details = JSONB(utf8: JSONValue.object(rejection.details).canonicalJSON)
         guard let idempotency else {
-            try await connection.execute(
+            try connection.execute(
                 """
                 INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
                 VALUES (\(stream.app.rawValue), \(stream.activity.rawValue), \(command.name), \(rejection.code),
@@ -137,7 +137,7 @@ enum StoreQueries {
             )
             return
         }
-        try await connection.execute(
+        try connection.execute(
             """
             WITH rejection AS (
                 INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
@@ -154,10 +154,10 @@ enum StoreQueries {
     static func idempotencyRecord(
         app: AppID,
         key: String,
-        _ connection: AsyncConnection
-    ) async throws -> (digest: [UInt8], activity: ActivityID, outcome: RecordedOutcome)? {
+        _ connection: Connection
+    ) throws -> (digest: [UInt8], activity: ActivityID, outcome: RecordedOutcome)? {
         guard
-            let row = try await connection.query(
+            let row = try connection.query(
                 """
                 SELECT request_sha256, activity_id, outcome FROM idempotency_keys
                 WHERE app_id = \(app.rawValue) AND idempotency_key = \(key)
@@ -173,9 +173,9 @@ enum StoreQueries {
     static func events(
         of stream: StreamID,
         throughVersion version: Int,
-        _ connection: AsyncConnection
-    ) async throws -> [StoredEvent] {
-        try await connection.query(
+        _ connection: Connection
+    ) throws -> [StoredEvent] {
+        try connection.query(
             """
             SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
             FROM events
@@ -185,13 +185,9 @@ enum StoreQueries {
         ).map(storedEvent)
     }
 
-    static func events(
-        after position: Int64,
-        app: AppID,
-        limit: Int,
-        _ connection: AsyncConnection
-    ) async throws -> [StoredEvent] {
-        try await connection.query(
+    static func events(after position: Int64, app: AppID, limit: Int, _ connection: Connection) throws -> [StoredEvent]
+    {
+        try connection.query(
             """
             SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
             FROM events
@@ -201,8 +197,8 @@ enum StoreQueries {
         ).map(storedEvent)
     }
 
-    static func events(after position: Int64, limit: Int, _ connection: AsyncConnection) async throws -> [StoredEvent] {
-        try await connection.query(
+    static func events(after position: Int64, limit: Int, _ connection: Connection) throws -> [StoredEvent] {
+        try connection.query(
             """
             SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
             FROM events
@@ -263,14 +259,14 @@ extension StoreQueries {
         in state: ActivityState?,
         limit: Int,
         after cursor: ActivityCursor?,
-        _ connection: AsyncConnection
-    ) async throws -> [StoredActivity] {
+        _ connection: Connection
+    ) throws -> [StoredActivity] {
         // Newest first; the cursor is the (requested_at, activity_id) of the last row seen.
         let after = cursor.map { PostgresTimestamp($0.requestedAt) }
         let afterID = cursor?.activityID.rawValue
         let rows: PostgresRows =
             if let state {
-                try await connection.query(
+                try connection.query(
                     """
                     SELECT * FROM liveline_activity_rows p
                     WHERE p.app_id = \(app.rawValue) AND p.state = \(state.rawValue)
@@ -279,7 +275,7 @@ extension StoreQueries {
                     """
                 )
             } else {
-                try await connection.query(
+                try connection.query(
                     """
                     SELECT * FROM liveline_activity_rows p
                     WHERE p.app_id = \(app.rawValue)
@@ -296,9 +292,9 @@ extension StoreQueries {
         activity: ActivityID?,
         code: String?,
         limit: Int,
-        _ connection: AsyncConnection
-    ) async throws -> [RecordedRejection] {
-        try await connection.query(
+        _ connection: Connection
+    ) throws -> [RecordedRejection] {
+        try connection.query(
             """
             SELECT activity_id, command, code, details, occurred_at FROM rejections
             WHERE app_id = \(app.rawValue) AND (\(code)::text IS NULL OR code = \(code))
@@ -320,8 +316,8 @@ extension StoreQueries {
         }
     }
 
-    static func createApp(_ app: AppID, _ settings: AppSettings, _ connection: AsyncConnection) async throws {
-        try await connection.execute(
+    static func createApp(_ app: AppID, _ settings: AppSettings, _ connection: Connection) throws {
+        try connection.execute(
             """
             INSERT INTO apps (app_id, bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates)
             VALUES (\(app.rawValue), \(settings.bundleID), \(Int32(clamping: settings.maxOpen)),
@@ -333,11 +329,11 @@ extension StoreQueries {
 
     /// Changes an app's settings. The app's stripes are locked first, in the order closings
     /// take them (stripe, then the app's row), before the trigger respreads the cap.
-    static func updateApp(_ app: AppID, _ settings: AppSettings, _ connection: AsyncConnection) async throws -> Bool {
-        try await connection.execute(
+    static func updateApp(_ app: AppID, _ settings: AppSettings, _ connection: Connection) throws -> Bool {
+        try connection.execute(
             "SELECT 1 FROM app_open_stripes WHERE app_id = \(app.rawValue) ORDER BY stripe FOR UPDATE"
         )
-        return try await connection.execute(
+        return try connection.execute(
             """
             UPDATE apps SET bundle_id = \(settings.bundleID), max_open = \(Int32(clamping: settings.maxOpen)),
                 max_open_per_device = \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }),
@@ -348,8 +344,8 @@ extension StoreQueries {
         ) == 1
     }
 
-    static func appSettings(_ app: AppID, _ connection: AsyncConnection) async throws -> AppSettings? {
-        try await connection.query(
+    static func appSettings(_ app: AppID, _ connection: Connection) throws -> AppSettings? {
+        try connection.query(
             """
             SELECT bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates
             FROM apps WHERE app_id = \(app.rawValue)
@@ -367,14 +363,14 @@ extension StoreQueries {
 
     /// Sets the global cap: the stripes are locked first, as closings take them, then the cap is
     /// respread from what the stripes hold.
-    static func setGlobalMaxOpen(_ limit: Int, _ connection: AsyncConnection) async throws {
-        try await connection.execute("SELECT 1 FROM global_open_stripes ORDER BY stripe FOR UPDATE")
-        try await connection.execute("UPDATE service_limits SET global_max_open = \(Int32(limit))")
-        try await connection.execute("SELECT liveline_respread_global_cap()")
+    static func setGlobalMaxOpen(_ limit: Int, _ connection: Connection) throws {
+        try connection.execute("SELECT 1 FROM global_open_stripes ORDER BY stripe FOR UPDATE")
+        try connection.execute("UPDATE service_limits SET global_max_open = \(Int32(limit))")
+        try connection.execute("SELECT liveline_respread_global_cap()")
     }
 
-    static func openCounts(of app: AppID, _ connection: AsyncConnection) async throws -> (app: Int, global: Int) {
-        let row = try await connection.query(
+    static func openCounts(of app: AppID, _ connection: Connection) throws -> (app: Int, global: Int) {
+        let row = try connection.query(
             """
             SELECT (SELECT sum(open) FROM app_open_stripes WHERE app_id = \(app.rawValue))::bigint,
                    (SELECT sum(open) FROM global_open_stripes)::bigint
@@ -387,9 +383,8 @@ extension StoreQueries {
 extension StoreQueries {
     /// Claims up to `limit` activities with a deadline due by `now` that no other worker holds;
     /// they stay locked until the surrounding transaction ends.
-    static func claimDue(at now: Timestamp, limit: Int, _ connection: AsyncConnection) async throws -> [StoredActivity]
-    {
-        try await connection.query(
+    static func claimDue(at now: Timestamp, limit: Int, _ connection: Connection) throws -> [StoredActivity] {
+        try connection.query(
             """
             SELECT * FROM liveline_activity_rows
             WHERE next_deadline_at <= \(PostgresTimestamp(now))
@@ -399,13 +394,13 @@ extension StoreQueries {
         ).compactMap { try ProjectionRow.stored(from: $0, at: 0) }
     }
 
-    static func earliestDeadline(_ connection: AsyncConnection) async throws -> Timestamp? {
-        try await connection.query("SELECT min(next_deadline_at) FROM activities").single?
+    static func earliestDeadline(_ connection: Connection) throws -> Timestamp? {
+        try connection.query("SELECT min(next_deadline_at) FROM activities").single?
             .decode(0, as: PostgresTimestamp?.self).map(Timestamp.init)
     }
 
-    static func apps(only app: AppID?, _ connection: AsyncConnection) async throws -> [AppSummary] {
-        try await connection.query(
+    static func apps(only app: AppID?, _ connection: Connection) throws -> [AppSummary] {
+        try connection.query(
             """
             SELECT a.app_id, a.bundle_id, a.max_open, a.max_open_per_device, a.priority_budget_per_hour,
                    a.frequent_updates,
@@ -429,13 +424,8 @@ extension StoreQueries {
         }
     }
 
-    static func insertKey(
-        _ keyID: UUID,
-        of app: AppID,
-        secretDigest: [UInt8],
-        _ connection: AsyncConnection
-    ) async throws {
-        try await connection.execute(
+    static func insertKey(_ keyID: UUID, of app: AppID, secretDigest: [UInt8], _ connection: Connection) throws {
+        try connection.execute(
             """
             INSERT INTO api_keys (key_id, app_id, secret_sha256)
             VALUES (\(keyID), \(app.rawValue), \(secretDigest))
@@ -443,8 +433,8 @@ extension StoreQueries {
         )
     }
 
-    static func revokeKey(_ keyID: UUID, of app: AppID, _ connection: AsyncConnection) async throws -> Bool {
-        try await connection.query(
+    static func revokeKey(_ keyID: UUID, of app: AppID, _ connection: Connection) throws -> Bool {
+        try connection.query(
             """
             UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
             WHERE key_id = \(keyID) AND app_id = \(app.rawValue)
@@ -453,8 +443,8 @@ extension StoreQueries {
         ).single != nil
     }
 
-    static func keyHolder(secretDigest: [UInt8], _ connection: AsyncConnection) async throws -> KeyHolder? {
-        try await connection.query(
+    static func keyHolder(secretDigest: [UInt8], _ connection: Connection) throws -> KeyHolder? {
+        try connection.query(
             """
             SELECT key_id, app_id FROM api_keys
             WHERE secret_sha256 = \(secretDigest) AND revoked_at IS NULL
@@ -464,9 +454,9 @@ extension StoreQueries {
         }
     }
 
-    static func openActivitiesByState(_ connection: AsyncConnection) async throws -> [ActivityState: Int] {
+    static func openActivitiesByState(_ connection: Connection) throws -> [ActivityState: Int] {
         var counts: [ActivityState: Int] = [:]
-        for row in try await connection.query(
+        for row in try connection.query(
             """
             SELECT state::text, count(*) FROM activities
             WHERE state IN ('pending', 'active', 'stale') GROUP BY state
@@ -480,12 +470,12 @@ extension StoreQueries {
 }
 
 extension StoreQueries {
-    static func nameActor(_ actor: AdminActor, _ connection: AsyncConnection) async throws {
-        try await connection.execute("SELECT set_config('liveline.actor', \(actor.rawValue), true)")
+    static func nameActor(_ actor: AdminActor, _ connection: Connection) throws {
+        try connection.execute("SELECT set_config('liveline.actor', \(actor.rawValue), true)")
     }
 
-    static func adminChanges(of app: AppID?, limit: Int, _ connection: AsyncConnection) async throws -> [AdminChange] {
-        try await connection.query(
+    static func adminChanges(of app: AppID?, limit: Int, _ connection: Connection) throws -> [AdminChange] {
+        try connection.query(
             """
             SELECT id, occurred_at, actor, action, app_id, details FROM admin_changes
             WHERE \(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue) OR app_id IS NULL
