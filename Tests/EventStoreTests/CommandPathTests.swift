@@ -6,6 +6,31 @@ import Testing
 
 @Suite("The command path: load, decide, append")
 struct CommandPathTests {
+    @Test("the load of a command is planned once per session, not again on every execution")
+    func loadPlannedOnce() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore(connections: 1) { store in
+            let stream = fixture.stream("planned")
+            try await store.execute(requestCommand(), on: stream, at: fixture.now)
+            for version in 2...30 {
+                try await store.execute(updateCommand(version), on: stream, at: fixture.now + .seconds(version))
+            }
+            let plans = try await store.pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT generic_plans, custom_plans FROM pg_prepared_statements
+                    WHERE statement LIKE '%FROM apps a LEFT JOIN liveline_activity_rows%'
+                    ORDER BY generic_plans + custom_plans DESC LIMIT 1
+                    """
+                ).single.map { (generic: try $0.decode(0, as: Int.self), custom: try $0.decode(1, as: Int.self)) }
+            }
+            // PostgreSQL tries five custom plans before it compares them with the generic one.
+            let load = try #require(plans)
+            #expect(load.custom <= 5)
+            #expect(load.generic >= 24)
+        }
+    }
+
     @Test("a request, updates and an end are appended with their projection, which equals the fold of the stream")
     func lifecycle() async throws {
         let fixture = try await StoreFixture.make()
