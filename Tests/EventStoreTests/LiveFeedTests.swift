@@ -71,4 +71,35 @@ struct LiveFeedTests {
             }
         }
     }
+
+    @Test("a burst of appends is announced at most once per interval")
+    func coalescesBursts() async throws {
+        let fixture = try await StoreFixture.make()
+        let listener = try fixture.makeListener()
+        try await TestDatabase.withPool(fixture.database) { pool in
+            let interval = Duration.milliseconds(100)
+            let notifier = AppendNotifier(pool: pool, minimumInterval: interval)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await listener.run() }
+                group.addTask { try await notifier.run() }
+                while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
+
+                let before = listener.generation(of: AppendNotifier.channel)
+                let clock = ContinuousClock()
+                let start = clock.now
+                // An append every millisecond for half a second: one notification per interval.
+                while start.duration(to: clock.now) < .milliseconds(500) {
+                    notifier.eventsAppended()
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+                let elapsed = start.duration(to: clock.now)
+                // The last appends' notification, at most one interval after them.
+                try await Task.sleep(for: interval * 3)
+                let notifications = listener.generation(of: AppendNotifier.channel) - before
+                #expect(notifications >= 2)
+                #expect(notifications <= UInt64(elapsed / interval) + 2)
+                group.cancelAll()
+            }
+        }
+    }
 }
