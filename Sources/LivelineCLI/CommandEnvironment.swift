@@ -6,8 +6,6 @@ import Hummingbird
 import LivelineHTTP
 import Logging
 import Metrics
-import NIOCore
-import NIOPosix
 import Postgres
 import Prometheus
 import ServiceLifecycle
@@ -59,12 +57,6 @@ struct CommandEnvironment {
         adminKey: String?,
         runningAfter before: [any Service] = []
     ) async throws -> some ApplicationProtocol {
-        // Tasks run on NIO's event loops rather than on Swift's cooperative pool: a request then
-        // stays on the thread that read it instead of crossing to another thread and back
-        // (BENCHMARKS.md: 1,575 → 1,892 updates/s over HTTP). Nothing in the server blocks a
-        // task: libpq, the listener and child processes run on threads of their own. The server
-        // is made once per process, as this call requires.
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let listener = try NotificationListener(
