@@ -1,6 +1,8 @@
 -- wrk: a realistic mix. 70 % updates of seeded activities, 15 % requests of new activities,
 -- 15 % ends (immediate dismissal) of activities this thread requested a while ago.
 local activities = tonumber(os.getenv("ACTIVITIES") or "1000")
+-- Each round of the benchmark requests activities of its own.
+local round = os.getenv("ROUND") or "1"
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("LIVELINE_KEY")
 wrk.headers["Content-Type"] = "application/json"
 local thread_number = 0
@@ -22,7 +24,7 @@ request = function()
       '{"contentState":{"status":"delivered"},"dismissal":{"policy":"immediate"}}')
   elseif roll <= 30 then
     created = created + 1
-    local id = "m" .. tid .. "-" .. created
+    local id = "m" .. round .. "-" .. tid .. "-" .. created
     table.insert(open, id)
     return wrk.format("POST", "/v1/activities", nil, string.format(
       '{"activityId":"%s","activityType":"delivery","attributes":{"order":"%s"},"contentState":{"status":"preparing","etaMinutes":30}}',
