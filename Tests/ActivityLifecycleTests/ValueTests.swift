@@ -145,6 +145,7 @@ struct JSONParserTests {
         let parsed = try JSONParser.parse(Array(text.utf8))
         let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         #expect(parsed == decoded)
+        try JSONParser.validate(Array(text.utf8))
     }
 
     @Test(
@@ -156,13 +157,17 @@ struct JSONParserTests {
         ]
     )
     func invalid(text: String) {
-        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
+        let parsing = #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(text.utf8)) }
+        // Checking without building refuses it the same way, at the same byte.
+        let validating = #expect(throws: JSONParser.Failure.self) { try JSONParser.validate(Array(text.utf8)) }
+        #expect(validating == parsing)
     }
 
     @Test("invalid UTF-8 in a string is refused, where it is parsed and where it is only skipped")
     func invalidUTF8() {
         for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22]] {
             #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(bytes) }
+            #expect(throws: JSONParser.Failure.self) { try JSONParser.validate(bytes) }
             let object = Array(#"{"skipped":"#.utf8) + bytes + Array("}".utf8)
             #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: object, in: object.indices) }
         }
@@ -210,6 +215,7 @@ struct JSONParserTests {
     func depth() throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Array(deep.utf8)) }
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.validate(Array(deep.utf8)) }
         let skipped = Array(#"{"k":"#.utf8) + Array(deep.utf8) + Array("}".utf8)
         #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: skipped, in: skipped.indices) }
         let fine = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)

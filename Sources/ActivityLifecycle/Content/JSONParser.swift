@@ -20,6 +20,12 @@ public enum JSONParser {
         try withParser(bytes, range) { parser throws(Failure) in try parser.value(depth: 0) }
     }
 
+    /// Checks that `bytes` hold one valid JSON value, building nothing: refuses exactly what
+    /// `parse` refuses, with the same failure.
+    public static func validate(_ bytes: [UInt8]) throws(Failure) {
+        try withParser(bytes, bytes.indices) { parser throws(Failure) in try parser.skipValue(depth: 0) }
+    }
+
     /// Parses a JSON object.
     public static func parseObject(_ bytes: [UInt8]) throws(Failure) -> JSONObject {
         guard case .object(let members) = try parse(bytes) else {
