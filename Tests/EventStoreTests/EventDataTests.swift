@@ -75,7 +75,7 @@ struct EventDataTests {
         }
     }
 
-    @Test("data with a member missing or of the wrong kind is refused, naming the member")
+    @Test("data with a member missing or of the wrong kind, or an unknown type, is refused, naming it")
     func strictness() async throws {
         let fixture = try await StoreFixture.make()
         try await fixture.withStore { store in
@@ -97,6 +97,8 @@ struct EventDataTests {
                     "h", updated, #"{"content": {"contentState": []}, "priority": 5, "downgraded": false}"#,
                     "data.content.contentState is not an object"
                 ),
+                ("i", "activity.bogus", #"{}"#, "unknown event type activity.bogus"),
+                ("j", "activity.update", #"{}"#, "unknown event type activity.update"),
             ] {
                 try await store.pool.withConnection { connection in
                     try connection.execute(

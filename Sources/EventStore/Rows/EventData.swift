@@ -56,10 +56,7 @@ enum EventData {
 
     private static func time(_ timestamp: Timestamp) -> JSONValue { .string(timestamp.description) }
 
-    static func decode(type: String, data: JSONB) throws -> EventPayload {
-        guard let type = EventType(rawValue: type) else {
-            throw EventStoreError.unreadableRow("unknown event type \(type)")
-        }
+    static func decode(type: EventType, data: JSONB) throws -> EventPayload {
         do {
             let bytes = data.utf8
             return try payload(

@@ -224,8 +224,13 @@ enum StoreQueries {
 
     /// Such a row, of a stream already decoded (from another row of it).
     static func storedEvent(_ row: PostgresRow, of stream: StreamID) throws -> StoredEvent {
-        guard let cause = Cause(rawValue: try row.decode(6)) else {
+        guard let cause = try row.decode(6, as: KnownRawValue<Cause>.self).value else {
             throw EventStoreError.unreadableRow("events at position \(try row.decode(0, as: Int64.self))")
+        }
+        guard let type = try row.decode(4, as: KnownRawValue<EventType>.self).value else {
+            throw EventStoreError.unreadableRow(
+                "unknown event type \(try row.decode(4, as: String.self)) at position \(try row.decode(0, as: Int64.self))"
+            )
         }
         return StoredEvent(
             position: try row.decode(0),
@@ -234,7 +239,7 @@ enum StoreQueries {
                 version: try row.decode(3),
                 occurredAt: Timestamp(try row.decode(7, as: PostgresTimestamp.self)),
                 cause: cause,
-                payload: try EventData.decode(type: row.decode(4), data: row.decode(5))
+                payload: try EventData.decode(type: type, data: row.decode(5))
             ),
             recordedAt: Timestamp(try row.decode(8, as: PostgresTimestamp.self))
         )
