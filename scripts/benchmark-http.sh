@@ -25,65 +25,17 @@ while [[ $# -gt 0 ]]; do
         *) echo "usage: $0 [--connections N] [--seconds N] [--pool N] [--rounds N]" >&2; exit 2 ;;
     esac
 done
-export ACTIVITIES=1000
-PORT=18089
-ADMIN=bench-admin-key
-BASE="http://127.0.0.1:$PORT"
-
-command -v wrk > /dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
-command -v pgbench > /dev/null || { apt-get update -qq && apt-get install -y -qq postgresql-client; }
+source scripts/lib/http-server.sh
+require_load_tools
 swift build -c release --product liveline
-BIN="$(swift build -c release --show-bin-path)/liveline"
+trap stop_server EXIT
+start_server "$(swift build -c release --show-bin-path)/liveline" "$POOL"
 
-DATA="$(mktemp -d /tmp/liveline-http-bench-XXXXXX)"
-chmod 755 "$DATA"
-SERVER=""
-cleanup() {
-    local status=0
-    if [[ -n "$SERVER" ]]; then
-        kill -INT "$SERVER" 2> /dev/null || true
-        wait "$SERVER" 2> /dev/null || status=$?
-    fi
-    if [[ $status -ne 0 ]]; then
-        echo "the server exited with status $status; its log:" >&2
-        cp "$DATA/server.err" /tmp/liveline-benchmark-server.err
-        echo "(whole log in /tmp/liveline-benchmark-server.err)" >&2
-        tail -n 40 "$DATA/server.err" >&2
-    fi
-    rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" LIVELINE_LOG_LEVEL=warning \
-    LIVELINE_POOL_SIZE="$POOL" "$BIN" dev > "$DATA/server.out" 2> "$DATA/server.err" &
-SERVER=$!
-for _ in $(seq 1 120); do
-    curl -sf "$BASE/readyz" > /dev/null 2>&1 && break
-    sleep 0.5
-done
-curl -sf "$BASE/readyz" > /dev/null || { cat "$DATA/server.err" >&2; exit 1; }
-DATABASE_URL="$(sed -n 's/^ *database: *//p' "$DATA/server.out")"
-
-admin() { curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' "$@"; }
-admin -X POST "$BASE/v1/admin/apps" \
-    -d '{"appId":"bench","bundleId":"com.example.bench","maxOpen":10000000,"priorityBudgetPerHour":1000000}' > /dev/null
-admin -X PUT "$BASE/v1/admin/limits" -d '{"globalMaxOpen":100000000}' > /dev/null
-LIVELINE_KEY="$(admin -X POST "$BASE/v1/admin/apps/bench/keys" | sed 's/.*"key":"\([^"]*\)".*/\1/')"
-export LIVELINE_KEY
-
-seq 1 "$ACTIVITIES" | xargs -P 8 -I{} curl -sf -o /dev/null -X POST "$BASE/v1/activities" \
-    -H "Authorization: Bearer $LIVELINE_KEY" -H 'Content-Type: application/json' \
-    -d '{"activityId":"a{}","activityType":"delivery","attributes":{"order":"A-{}","store":"Lyon 3"},"contentState":{"status":"preparing","etaMinutes":30}}'
-
-run_wrk() {
-    wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_PER_RUN}s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
-    local rate p50 p99 errors
-    rate="$(awk '/^Requests\/sec:/ {print $2}' "$DATA/$1.txt")"
-    p50="$(awk '$1 == "50%" {print $2}' "$DATA/$1.txt")"
-    p99="$(awk '$1 == "99%" {print $2}' "$DATA/$1.txt")"
-    errors="$(awk '/Non-2xx or 3xx responses:/ {n += $NF} /Socket errors:/ {n += $4 + $6 + $8 + $10} END {print n + 0}' "$DATA/$1.txt" | tr -d ',')"
-    printf '%-8s %10s requests/s   p50 %8s   p99 %8s   errors %s\n' "$1" "$rate" "$p50" "$p99" "$errors"
-    echo "$rate" >> "$DATA/$1.rates"
+report_wrk() {
+    run_wrk "$1" "$CONNECTIONS" "$SECONDS_PER_RUN"
+    printf '%-8s %10s requests/s   p50 %8s   p99 %8s   errors %s\n' "$1" "$(wrk_field "$1" rate)" \
+        "$(wrk_field "$1" p50)" "$(wrk_field "$1" p99)" "$(wrk_field "$1" errors)"
+    wrk_field "$1" rate >> "$DATA/$1.rates"
 }
 
 # The two statements of an update as the server runs them (StoreQueries: the load of a command
@@ -101,8 +53,8 @@ echo "connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool:
 for round in $(seq 1 "$ROUNDS"); do
     echo "round $round"
     export ROUND="$round"
-    run_wrk updates
-    run_wrk mix
+    report_wrk updates
+    report_wrk mix
     if [[ $round -eq 1 ]]; then
         ROW="$(psql "$DATABASE_URL" -Atc "SELECT to_jsonb(p)::text FROM activities p WHERE app_id = 'bench' AND activity_id = 'a1'")"
         EVENT="$(psql "$DATABASE_URL" -Atc "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1")"
