@@ -6,8 +6,8 @@ public import ServiceLifecycle
 /// PostgreSQL's global notification lock and queue behind every other appender's. Run it as a
 /// `Service`.
 ///
-/// A notification is a transaction of its own, so under load one per append would double the
-/// commits PostgreSQL makes. Instead the first append after a quiet spell is announced at once,
+/// A notification is a transaction of its own, so under load one per append would add a commit
+/// to every append. Instead the first append after a quiet spell is announced at once,
 /// and the appends that follow within `minimumInterval` share the next notification. Its commit
 /// does not wait for the WAL flush (`synchronous_commit` off for that transaction): it records
 /// nothing, and a crash drops every listener's session anyway.
