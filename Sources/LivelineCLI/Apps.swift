@@ -215,7 +215,7 @@ extension Apps {
                         print(
                             "\(change.occurredAt)  \(change.actor)  \(change.action)  \(change.app?.rawValue ?? "-")  "
                                 + String(
-                                    decoding: JSONValue.object(change.details.members).canonicalJSON,
+                                    decoding: change.details.canonicalJSON,
                                     as: UTF8.self
                                 )
                         )

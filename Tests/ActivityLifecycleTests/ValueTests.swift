@@ -170,6 +170,7 @@ struct JSONParserTests {
             #expect(throws: JSONParser.Failure.self) { try JSONParser.validate(bytes) }
             let object = Array(#"{"skipped":"#.utf8) + bytes + Array("}".utf8)
             #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: object, in: object.indices) }
+            #expect(throws: JSONParser.Failure.self) { try JSONParser.parseObject(object) }
         }
     }
 
@@ -200,7 +201,11 @@ struct JSONParserTests {
     )
     func invalidMember(value: String) {
         let bytes = Array(#"{"k":"#.utf8) + Array(value.utf8) + Array("}".utf8)
-        #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: bytes, in: bytes.indices) }
+        let parsing = #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(bytes) }
+        let skipping = #expect(throws: JSONParser.Failure.self) { try JSONParser.members(of: bytes, in: bytes.indices) }
+        let reading = #expect(throws: JSONParser.Failure.self) { try JSONParser.parseObject(bytes) }
+        #expect(skipping == parsing)
+        #expect(reading == parsing)
     }
 
     @Test("members(of:in:) refuses what is not an object, or more than one value")
@@ -224,12 +229,52 @@ struct JSONParserTests {
 
     @Test("an object written in a given order keeps it, nests canonical objects, and parses back")
     func orderedObject() throws {
-        let members: [(key: String, value: JSONValue)] = [
-            ("z", .number(1)), ("a", .object(["y": .bool(true), "b": .null])), ("m", .string("tab\t")),
+        var writer = JSONObjectWriter()
+        writer.add("z", .number(1))
+        writer.add("a", JSONObject(["y": .bool(true), "b": .null]))
+        writer.add("absent", nil as JSONValue?)
+        var nested = JSONObjectWriter()
+        nested.add("tab", .string("\t"))
+        writer.add("m", nested)
+        #expect(String(decoding: writer.json, as: UTF8.self) == #"{"z":1,"a":{"b":null,"y":true},"m":{"tab":"\t"}}"#)
+        let members: [String: JSONValue] = [
+            "z": .number(1), "a": .object(["y": .bool(true), "b": .null]), "m": .object(["tab": .string("\t")]),
         ]
-        let bytes = JSONValue.objectJSON(orderedMembers: members)
-        #expect(String(decoding: bytes, as: UTF8.self) == #"{"z":1,"a":{"b":null,"y":true},"m":"tab\t"}"#)
-        #expect(try JSONParser.parseObject(bytes) == JSONObject(Dictionary(uniqueKeysWithValues: members)))
+        #expect(writer.object == JSONObject(members))
+        #expect(writer.object.members == members)
+    }
+
+    @Test(
+        "a repeated key keeps its first spelling and its last value, as in a dictionary",
+        arguments: [
+            (#"{"b":1,"a":2,"b":3}"#, #"{"a":2,"b":3}"#), (#"{"\u0061":1,"a":2}"#, #"{"a":2}"#),
+            ("{\"\u{E9}\":1,\"e\u{301}\":2}", "{\"\u{E9}\":2}"), ("{\"e\u{301}\":1,\"\u{E9}\":2}", "{\"e\u{301}\":2}"),
+        ]
+    )
+    func repeatedKeys(text: String, canonical: String) throws {
+        let read = try JSONParser.parseObject(Array(text.utf8))
+        // Bytes, not strings: strings that are canonically equivalent compare equal.
+        #expect(read.canonicalJSON == Array(canonical.utf8))
+        guard case .object(let members) = try JSONParser.parse(Array(text.utf8)) else { return }
+        #expect(read == JSONObject(members))
+    }
+
+    @Test("reading an object writes the canonical form that its parsed members have, whatever the text's spelling")
+    func canonicalReading() async {
+        await propertyCheck(count: 500, input: Gen.uint64()) { seed in
+            var text = RandomJSONText(seed: seed)
+            let bytes = Array(text.object(depth: 0).utf8)
+            guard case .object(let members) = try JSONParser.parse(bytes) else {
+                Issue.record("not an object")
+                return
+            }
+            let read = try JSONParser.parseObject(bytes)
+            #expect(
+                read.canonicalJSON == JSONObject(members).canonicalJSON,
+                "\(String(decoding: bytes, as: UTF8.self))"
+            )
+            #expect(read.members == members)
+        }
     }
 
     @Test("the canonical encoding parses back to the same value")
@@ -252,5 +297,64 @@ struct JSONParserTests {
             #expect(parsed == object)
             #expect(object.encodedSize == object.canonicalJSON.count)
         }
+    }
+}
+
+/// JSON text of an object spelled in the ways the canonical form undoes: spacing, key order,
+/// repeated keys (also spelled differently, or canonically equivalent), escapes, number forms.
+struct RandomJSONText {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    /// SplitMix64.
+    private mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    private mutating func pick(_ choices: [String]) -> String { choices[Int(next() % UInt64(choices.count))] }
+
+    private mutating func space() -> String { pick(["", "", " ", "\n  ", "\t"]) }
+
+    private mutating func string() -> String {
+        let pieces = [
+            "a", "Z", "é", #"\u00e9"#, "e\u{301}", #"\n"#, #"\""#, #"\/"#, #"\\"#, #"\ud83d\ude00"#, "😀", #"\u0001"#,
+            " ", "\u{7F}",
+        ]
+        return "\"" + (0..<Int(next() % 4)).map { _ in pick(pieces) }.joined() + "\""
+    }
+
+    private mutating func number() -> String {
+        if next() % 2 == 0 { return String(Int64(bitPattern: next()) >> Int(next() % 64)) }
+        return pick([
+            "0", "-0", "-0.0", "1.50", "2.5e3", "1E-2", "0.1", "123456789012345", "1234567890123456",
+            "-9007199254740993", "1e21", "5e-324", "1.7976931348623157e308", "100e-2",
+        ])
+    }
+
+    mutating func value(depth: Int) -> String {
+        switch next() % (depth < 3 ? 7 : 5) {
+        case 0: return number()
+        case 1: return string()
+        case 2: return pick(["true", "false", "null"])
+        case 3: return number()
+        case 4: return string()
+        case 5: return object(depth: depth + 1)
+        default:
+            let elements = (0..<Int(next() % 4)).map { _ in space() + value(depth: depth + 1) + space() }
+            return "[" + elements.joined(separator: ",") + "]"
+        }
+    }
+
+    mutating func object(depth: Int) -> String {
+        let keys = ["a", "b", "aa", "B", "é", "e\u{301}", #"\u0061"#, "", "a b", #"\""#, "zz", "Ω"]
+        let members = (0..<Int(next() % 6)).map { _ in
+            space() + "\"" + pick(keys) + "\"" + space() + ":" + space() + value(depth: depth) + space()
+        }
+        return "{" + members.joined(separator: ",") + space() + "}"
     }
 }

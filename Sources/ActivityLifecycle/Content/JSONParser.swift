@@ -28,10 +28,22 @@ public enum JSONParser {
 
     /// Parses a JSON object.
     public static func parseObject(_ bytes: [UInt8]) throws(Failure) -> JSONObject {
-        guard case .object(let members) = try parse(bytes) else {
-            throw Failure(offset: 0, reason: "expected an object")
+        try parseObject(bytes, in: bytes.indices)
+    }
+
+    /// Parses the JSON object in `bytes[range]`, writing its canonical encoding as it goes
+    /// rather than building its members: refuses exactly what `parse` refuses, and the result
+    /// equals `JSONObject` made of what `parse` returns.
+    public static func parseObject(_ bytes: [UInt8], in range: Range<Int>) throws(Failure) -> JSONObject {
+        try withParser(bytes, range) { parser throws(Failure) in
+            guard parser.index < parser.end, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+                throw parser.failure("expected an object")
+            }
+            var output: [UInt8] = []
+            output.reserveCapacity(range.count)
+            try parser.canonical(depth: 0, into: &output)
+            return JSONObject(canonicalJSON: output)
         }
-        return JSONObject(members)
     }
 
     /// The members of the object in `bytes[range]`, in order, each with where its value lies in
@@ -135,6 +147,102 @@ public enum JSONParser {
             default:
                 _ = try value(depth: depth)
             }
+        }
+
+        /// Checks the value at `index`, moves past it and appends its canonical encoding to
+        /// `output`, as `JSONValue.write(into:)` would write what `value(depth:)` returns.
+        mutating func canonical(depth: Int, into output: inout [UInt8]) throws(Failure) {
+            guard depth < JSONParser.maximumDepth else { throw failure("nested too deeply") }
+            guard index < end else { throw failure("unexpected end") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                try canonicalObject(depth: depth, into: &output)
+            case UInt8(ascii: "["):
+                output.append(UInt8(ascii: "["))
+                var isFirst = true
+                try array(depth: depth) { parser throws(Failure) in
+                    if !isFirst { output.append(UInt8(ascii: ",")) }
+                    isFirst = false
+                    try parser.canonical(depth: depth + 1, into: &output)
+                }
+                output.append(UInt8(ascii: "]"))
+            case UInt8(ascii: "\""):
+                let start = index + 1
+                if let (text, isASCII) = try plainString() {
+                    // Without escapes, the text is its own canonical form once it is valid.
+                    guard isASCII || String(validating: text, as: UTF8.self) != nil else {
+                        throw Failure(offset: start, reason: "invalid UTF-8")
+                    }
+                    output.append(UInt8(ascii: "\""))
+                    output.append(contentsOf: text)
+                    output.append(UInt8(ascii: "\""))
+                } else {
+                    JSONValue.writeString(try escapedString(from: start), into: &output)
+                }
+            case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                let start = index
+                _ = try value(depth: depth)
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            default:
+                let start = index
+                let number = try number()
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                // An integer of up to 15 digits is already in its shortest form, unless it is -0.
+                if text.count <= 15,
+                    text.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+                    ),
+                    number != 0 || text.first != UInt8(ascii: "-")
+                {
+                    output.append(contentsOf: text)
+                } else {
+                    JSONValue.writeNumber(number, into: &output)
+                }
+            }
+        }
+
+        /// An object in canonical form: written as it comes, then, unless its keys came in
+        /// order, rewritten in key order, a repeated key keeping its first spelling and its last
+        /// value (as a dictionary does).
+        mutating func canonicalObject(depth: Int, into output: inout [UInt8]) throws(Failure) {
+            let start = output.count
+            output.append(UInt8(ascii: "{"))
+            // Where each member's key and value begin in `output`.
+            var members: [(key: String, keyStart: Int, valueStart: Int)] = []
+            var isOrdered = true
+            try object(depth: depth) { parser, key throws(Failure) in
+                if let previous = members.last {
+                    if !(previous.key < key) { isOrdered = false }
+                    output.append(UInt8(ascii: ","))
+                }
+                let keyStart = output.count
+                JSONValue.writeString(key, into: &output)
+                output.append(UInt8(ascii: ":"))
+                members.append((key, keyStart, output.count))
+                try parser.canonical(depth: depth + 1, into: &output)
+            }
+            output.append(UInt8(ascii: "}"))
+            guard !isOrdered else { return }
+            let written = Array(output[start...])
+            output.removeSubrange(start...)
+            // Each member's value ends where the next member's comma is, the last one's at the `}`.
+            let valueEnds = members.dropFirst().map { $0.keyStart - 1 } + [start + written.count - 1]
+            func bytes(_ range: Range<Int>) -> ArraySlice<UInt8> {
+                written[(range.lowerBound - start)..<(range.upperBound - start)]
+            }
+            let order = members.indices.sorted { (members[$0].key, $0) < (members[$1].key, $1) }
+            output.append(UInt8(ascii: "{"))
+            var first = 0
+            while first < order.count {
+                var last = first
+                while last + 1 < order.count, members[order[last + 1]].key == members[order[first]].key { last += 1 }
+                if first > 0 { output.append(UInt8(ascii: ",")) }
+                let spelling = members[order[first]]
+                let value = order[last]
+                output.append(contentsOf: bytes(spelling.keyStart..<spelling.valueStart))
+                output.append(contentsOf: bytes(members[value].valueStart..<valueEnds[value]))
+                first = last + 1
+            }
+            output.append(UInt8(ascii: "}"))
         }
 
         /// Reads an object, handing each key to `member`, which reads the value.

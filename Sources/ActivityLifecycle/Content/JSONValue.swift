@@ -18,14 +18,14 @@ public indirect enum JSONValue: Hashable, Sendable {
         return output
     }
 
-    func write(into output: inout some JSONOutput) {
+    func write(into output: inout [UInt8]) {
         switch self {
         case .null:
-            output.append(utf8: "null".utf8)
+            output.append(contentsOf: "null".utf8)
         case .bool(let value):
-            output.append(utf8: (value ? "true" : "false").utf8)
+            output.append(contentsOf: (value ? "true" : "false").utf8)
         case .number(let value):
-            output.append(utf8: Self.format(value).utf8)
+            Self.writeNumber(value, into: &output)
         case .string(let value):
             Self.writeString(value, into: &output)
         case .array(let elements):
@@ -40,57 +40,42 @@ public indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
-    static func writeObject(_ members: [String: JSONValue], into output: inout some JSONOutput) {
-        if type(of: output).isOrdered {
-            writeMembers(members.keys.sorted().lazy.map { ($0, members[$0]!) }, into: &output)
-        } else {
-            writeMembers(members.lazy.map { ($0.key, $0.value) }, into: &output)
-        }
-    }
-
-    /// The encoding of an object whose members come in the order given, which is canonical only
-    /// when that order is the keys' (nested objects are canonical). For readers that ignore the
-    /// order, such as PostgreSQL's `jsonb`, written without sorting.
-    public static func objectJSON(orderedMembers members: [(key: String, value: JSONValue)]) -> [UInt8] {
-        var output: [UInt8] = []
-        writeMembers(members, into: &output)
-        return output
-    }
-
-    static func writeMembers(_ members: some Sequence<(String, JSONValue)>, into output: inout some JSONOutput) {
+    /// An object's canonical encoding: its members in key order.
+    static func writeObject(_ members: [String: JSONValue], into output: inout [UInt8]) {
         output.append(UInt8(ascii: "{"))
-        for (index, (key, value)) in members.enumerated() {
+        for (index, key) in members.keys.sorted().enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             writeString(key, into: &output)
             output.append(UInt8(ascii: ":"))
-            value.write(into: &output)
+            members[key]!.write(into: &output)
         }
         output.append(UInt8(ascii: "}"))
     }
 
     /// Integers in the exactly representable range print without a fraction; others in
     /// Swift's shortest round-tripping form.
-    static func format(_ value: Double) -> String {
+    static func writeNumber(_ value: Double, into output: inout [UInt8]) {
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
-            return String(Int64(value))
+            output.append(contentsOf: String(Int64(value)).utf8)
+        } else {
+            output.append(contentsOf: String(value).utf8)
         }
-        return String(value)
     }
 
-    static func writeString(_ value: String, into output: inout some JSONOutput) {
+    static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): output.append(utf8: #"\""#.utf8)
-            case UInt8(ascii: "\\"): output.append(utf8: #"\\"#.utf8)
-            case 0x0A: output.append(utf8: #"\n"#.utf8)
-            case 0x0D: output.append(utf8: #"\r"#.utf8)
-            case 0x09: output.append(utf8: #"\t"#.utf8)
-            case 0x08: output.append(utf8: #"\b"#.utf8)
-            case 0x0C: output.append(utf8: #"\f"#.utf8)
+            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+            case 0x09: output.append(contentsOf: #"\t"#.utf8)
+            case 0x08: output.append(contentsOf: #"\b"#.utf8)
+            case 0x0C: output.append(contentsOf: #"\f"#.utf8)
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
-                output.append(utf8: #"\u00"#.utf8)
+                output.append(contentsOf: #"\u00"#.utf8)
                 output.append(hex[Int(byte >> 4)])
                 output.append(hex[Int(byte & 0xF)])
             default: output.append(byte)
@@ -135,71 +120,5 @@ extension JSONValue: Codable {
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
-    }
-}
-
-/// Where the canonical encoding goes: its bytes, or only how many there are.
-protocol JSONOutput {
-    /// Whether members are written in key order (the canonical encoding); a count does not
-    /// depend on the order, so it skips sorting.
-    static var isOrdered: Bool { get }
-    mutating func append(_ byte: UInt8)
-    mutating func append(utf8 text: String.UTF8View)
-}
-
-extension [UInt8]: JSONOutput {
-    static var isOrdered: Bool { true }
-
-    mutating func append(utf8 text: String.UTF8View) { append(contentsOf: text) }
-}
-
-/// Counts the bytes of an encoding without making it.
-struct JSONByteCount: JSONOutput {
-    var count = 0
-
-    static var isOrdered: Bool { false }
-
-    mutating func append(_ byte: UInt8) { count += 1 }
-
-    mutating func append(utf8 text: String.UTF8View) { count += text.count }
-}
-
-/// A JSON object (the shape of `attributes` and `contentState`), with its canonical size
-/// measured once, when it is made.
-public struct JSONObject: Hashable, Sendable {
-    public let members: [String: JSONValue]
-    /// Bytes of the canonical encoding.
-    public let encodedSize: Int
-
-    public init(_ members: [String: JSONValue] = [:]) {
-        self.members = members
-        var size = JSONByteCount()
-        JSONValue.writeObject(members, into: &size)
-        self.encodedSize = size.count
-    }
-
-    public static let empty = JSONObject()
-
-    /// The canonical UTF-8 encoding.
-    public var canonicalJSON: [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(encodedSize)
-        JSONValue.writeObject(members, into: &output)
-        return output
-    }
-}
-
-extension JSONObject: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        guard let members = try? container.decode([String: JSONValue].self) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected a JSON object")
-        }
-        self.init(members)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(members)
     }
 }

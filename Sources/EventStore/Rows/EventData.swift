@@ -3,55 +3,61 @@ import Postgres
 
 /// The `data` of each event type (documented in docs/event-log.md), to and from JSON. Written
 /// by hand rather than through `Codable`: every append writes it and every replay reads it, so
-/// the members go straight to and from the JSON tree. Optional members are left out when absent.
+/// the members go straight to and from their bytes, and the app's objects (`attributes`,
+/// `contentState`) stay in their canonical bytes throughout. Optional members are left out when
+/// absent.
 enum EventData {
     static func encode(_ payload: EventPayload) -> JSONB {
-        JSONB(utf8: JSONValue.object(members(of: payload)).canonicalJSON)
+        JSONB(utf8: writer(of: payload).json)
     }
 
-    static func members(of payload: EventPayload) -> [String: JSONValue] {
-        var members: [String: JSONValue] = [:]
+    static func writer(of payload: EventPayload) -> JSONObjectWriter {
+        var data = JSONObjectWriter()
         switch payload {
         case .requested(let requested):
-            members["activityType"] = .string(requested.activityType)
-            members["attributes"] = .object(requested.attributes.members)
-            members["content"] = content(requested.content)
-            members["startDate"] = requested.startDate.map(time)
-            members["pushType"] = requested.pushType.map { .string($0.rawValue) }
-            members["style"] = requested.style.map { .string($0.rawValue) }
-            members["deviceId"] = requested.deviceID.map { .string($0.rawValue) }
-            members["timestamp"] = requested.timestamp.map(time)
+            data.add("activityType", .string(requested.activityType))
+            data.add("attributes", requested.attributes)
+            data.add("content", content(requested.content))
+            data.add("startDate", requested.startDate.map(time))
+            data.add("pushType", requested.pushType.map { .string($0.rawValue) })
+            data.add("style", requested.style.map { .string($0.rawValue) })
+            data.add("deviceId", requested.deviceID.map { .string($0.rawValue) })
+            data.add("timestamp", requested.timestamp.map(time))
         case .updated(let updated):
-            members["content"] = content(updated.content)
-            members["alert"] = updated.alert.map { alert in
-                var members: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
-                members["sound"] = alert.sound.map(JSONValue.string)
-                return .object(members)
-            }
-            members["priority"] = .number(Double(updated.priority.rawValue))
-            members["downgraded"] = .bool(updated.downgraded)
-            members["timestamp"] = updated.timestamp.map(time)
+            data.add("content", content(updated.content))
+            data.add(
+                "alert",
+                updated.alert.map { alert in
+                    var members: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
+                    members["sound"] = alert.sound.map(JSONValue.string)
+                    return .object(members)
+                }
+            )
+            data.add("priority", .number(Double(updated.priority.rawValue)))
+            data.add("downgraded", .bool(updated.downgraded))
+            data.add("timestamp", updated.timestamp.map(time))
         case .ended(let ended):
-            members["reason"] = .string(ended.reason.rawValue)
-            members["content"] = ended.content.map(content)
-            members["dismissalPolicy"] = .string(ended.dismissalPolicy.rawValue)
-            members["dismissalDate"] = time(ended.dismissalDate)
-            members["timestamp"] = ended.timestamp.map(time)
+            data.add("reason", .string(ended.reason.rawValue))
+            data.add("content", ended.content.map(content))
+            data.add("dismissalPolicy", .string(ended.dismissalPolicy.rawValue))
+            data.add("dismissalDate", time(ended.dismissalDate))
+            data.add("timestamp", ended.timestamp.map(time))
         case .dismissed(let dismissed):
-            members["reason"] = .string(dismissed.reason.rawValue)
+            data.add("reason", .string(dismissed.reason.rawValue))
         case .pushTokenChanged(let changed):
-            members["pushToken"] = .string(changed.pushToken)
+            data.add("pushToken", .string(changed.pushToken))
         case .started, .becameStale:
             break
         }
-        return members
+        return data
     }
 
-    private static func content(_ content: ActivityContent) -> JSONValue {
-        var members: [String: JSONValue] = ["contentState": .object(content.contentState.members)]
-        members["staleDate"] = content.staleDate.map(time)
-        members["relevanceScore"] = content.relevanceScore.map { .number($0.value) }
-        return .object(members)
+    private static func content(_ content: ActivityContent) -> JSONObjectWriter {
+        var members = JSONObjectWriter()
+        members.add("contentState", content.contentState)
+        members.add("staleDate", content.staleDate.map(time))
+        members.add("relevanceScore", content.relevanceScore.map { .number($0.value) })
+        return members
     }
 
     private static func time(_ timestamp: Timestamp) -> JSONValue { .string(timestamp.description) }
@@ -137,7 +143,7 @@ enum EventData {
 
 extension StoredEvent {
     /// The event's `data` as stored in the log's `data` column (docs/event-log.md).
-    public var data: JSONObject { JSONObject(EventData.members(of: event.payload)) }
+    public var data: JSONObject { EventData.writer(of: event.payload).object }
 }
 
 /// Something wrong in a stored event's `data`: which member, and what.
@@ -206,15 +212,20 @@ struct DataMember {
     /// Its members, each parsed only when read.
     func object() throws -> DataObject {
         // The parser would refuse another kind too, but with its own words rather than the path.
-        guard let value, value.first.map({ bytes[$0] == UInt8(ascii: "{") }) == true else {
-            throw wrong("an object")
-        }
+        guard let value = objectValue else { throw wrong("an object") }
         return DataObject(bytes: bytes, path: path, members: try JSONParser.members(of: bytes, in: value))
     }
 
+    /// An object the app gave (`attributes`, `contentState`), in canonical form.
     func jsonObject() throws -> JSONObject {
-        guard case .object(let members) = try parsed() else { throw wrong("an object") }
-        return JSONObject(members)
+        guard let value = objectValue else { throw wrong("an object") }
+        return try JSONParser.parseObject(bytes, in: value)
+    }
+
+    /// Where its value lies, if it is an object.
+    private var objectValue: Range<Int>? {
+        guard let value, let first = value.first, bytes[first] == UInt8(ascii: "{") else { return nil }
+        return value
     }
 
     func timestamp() throws -> Timestamp {

@@ -88,14 +88,15 @@ enum ProjectionRow {
         case object(JSONObject)
         case times([Timestamp])
 
-        var json: JSONValue {
+        /// Adds the value to `row`, as the member `key` (`null` when absent).
+        func add(_ key: String, to row: inout JSONObjectWriter) {
             switch self {
-            case .text(let text): text.map(JSONValue.string) ?? .null
-            case .integer(let integer): .number(Double(integer))
-            case .number(let number): number.map(JSONValue.number) ?? .null
-            case .time(let time): time.map { .string($0.description) } ?? .null
-            case .object(let object): .object(object.members)
-            case .times(let times): .array(times.map { .string($0.description) })
+            case .text(let text): row.add(key, text.map(JSONValue.string) ?? .null)
+            case .integer(let integer): row.add(key, .number(Double(integer)))
+            case .number(let number): row.add(key, number.map(JSONValue.number) ?? .null)
+            case .time(let time): row.add(key, time.map { .string($0.description) } ?? .null)
+            case .object(let object): row.add(key, object)
+            case .times(let times): row.add(key, .array(times.map { .string($0.description) }))
             }
         }
 
@@ -133,8 +134,9 @@ enum ProjectionRow {
     /// The row as the JSON object `jsonb_populate_record(NULL::activities, …)` reads (in
     /// `liveline_append`, which fills in the stripes).
     static func json(_ stored: StoredActivity) -> JSONB {
-        let row = zip(columnNames, values(stored)).map { (key: $0, value: $1.json) }
-        return JSONB(utf8: JSONValue.objectJSON(orderedMembers: row))
+        var row = JSONObjectWriter()
+        for (name, value) in zip(columnNames, values(stored)) { value.add(name, to: &row) }
+        return JSONB(utf8: row.json)
     }
 
     /// Appends the row to `rows`, in the columns and order of `columnNames`.
