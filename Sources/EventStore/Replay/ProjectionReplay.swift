@@ -96,11 +96,14 @@ public struct ProjectionReplay: Sendable {
             try connection.transaction { connection in
                 let started = ContinuousClock.now
                 try ReplayQueries.closeGate(connection)
-                try ReplayQueries.openCursorOnStreamsAppended(since: snapshot, app: scope.app, connection)
-                let caughtUp = try foldCursor(catchingUp: true, connection)
-                if let corrupt = caughtUp.unfoldable.first { throw EventStoreError.corruptStream(corrupt) }
+                let appended = try ReplayQueries.streamsAppended(since: snapshot, app: scope.app, connection)
+                if !appended.isEmpty {
+                    try ReplayQueries.openCursor(on: appended, connection)
+                    let caughtUp = try foldCursor(catchingUp: true, connection)
+                    if let corrupt = caughtUp.unfoldable.first { throw EventStoreError.corruptStream(corrupt) }
+                    report.caughtUpEvents = caughtUp.events
+                }
                 try ReplayQueries.swap(app: scope.app, connection)
-                report.caughtUpEvents = caughtUp.events
                 report.gateHeld = ContinuousClock.now - started
             }
             report.swapped = true

@@ -45,20 +45,33 @@ enum ReplayQueries {
         )
     }
 
-    /// Opens `liveline_log_events` on the whole streams of the activities that have events
-    /// `snapshot` does not see: those appended since it was taken.
-    static func openCursorOnStreamsAppended(since snapshot: String, app: AppID?, _ connection: Connection) throws {
+    /// The streams with events that `snapshot` does not see: those appended since it was taken.
+    static func streamsAppended(since snapshot: String, app: AppID?, _ connection: Connection) throws -> [StreamID] {
+        try connection.query(
+            """
+            SELECT DISTINCT app_id, activity_id FROM events
+            WHERE position >= pg_snapshot_xmin(\(snapshot)::pg_snapshot)::text::bigint << 16
+              AND NOT pg_visible_in_snapshot(transaction_id, \(snapshot)::pg_snapshot)
+              AND (\(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue))
+            """
+        ).map { row in
+            StreamID(
+                app: AppID(uncheckedRawValue: try row.decode(0)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(1))
+            )
+        }
+    }
+
+    /// Opens `liveline_log_events` on the whole of `streams`.
+    static func openCursor(on streams: [StreamID], _ connection: Connection) throws {
         try connection.execute(
             """
             DECLARE liveline_log_events NO SCROLL CURSOR FOR
-            SELECT position, app_id, activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
-            FROM events
-            WHERE (app_id, activity_id) IN (
-                SELECT app_id, activity_id FROM events
-                WHERE position >= pg_snapshot_xmin(\(snapshot)::pg_snapshot)::text::bigint << 16
-                  AND NOT pg_visible_in_snapshot(transaction_id, \(snapshot)::pg_snapshot)
-                  AND (\(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue)))
-            ORDER BY app_id, activity_id, version
+            SELECT position, e.app_id, e.activity_id, version, type, data, caused_by::text, occurred_at, recorded_at
+            FROM unnest(\(PostgresArray(streams.map(\.app.rawValue))), \(PostgresArray(streams.map(\.activity.rawValue))))
+                AS s(app_id, activity_id)
+            JOIN events e ON e.app_id = s.app_id AND e.activity_id = s.activity_id
+            ORDER BY e.app_id, e.activity_id, version
             """
         )
     }
