@@ -179,17 +179,29 @@ struct JSONParserTests {
         let text = #" {"b": [1, {"x": "\u00e9"}], "a" : "é", "c":{"d":null}, "e": -2.5e1 } "#
         let bytes = Array(text.utf8)
         let members = try JSONParser.members(of: bytes, in: bytes.indices)
-        #expect(members.map(\.key) == ["b", "a", "c", "e"])
+        #expect(members.map { $0.key(in: bytes) } == ["b", "a", "c", "e"])
+        #expect(members[1].hasKey("a", in: bytes) && !members[1].hasKey("b", in: bytes))
         guard case .object(let whole) = try JSONParser.parse(bytes) else {
             Issue.record("not an object")
             return
         }
         for member in members {
-            #expect(try JSONParser.parse(bytes, in: member.value) == whole[member.key])
+            #expect(try JSONParser.parse(bytes, in: member.value) == whole[member.key(in: bytes)])
         }
         let nested = try JSONParser.members(of: bytes, in: members[2].value)
-        #expect(nested.map(\.key) == ["d"])
+        #expect(nested.map { $0.key(in: bytes) } == ["d"])
         #expect(try JSONParser.parse(bytes, in: nested[0].value) == .null)
+    }
+
+    @Test("a member's key matches by its bytes, whether or not the text spells it with escapes")
+    func memberKeys() throws {
+        let bytes = Array(#"{"\u0061":1, "a\"b":2, "é":3, "ab":4}"#.utf8)
+        let members = try JSONParser.members(of: bytes, in: bytes.indices)
+        #expect(members.map { $0.key(in: bytes) } == ["a", "a\"b", "é", "ab"])
+        #expect(members[0].hasKey("a", in: bytes) && !members[0].hasKey("ab", in: bytes))
+        #expect(members[1].hasKey("a\"b", in: bytes) && !members[1].hasKey("a", in: bytes))
+        #expect(members[2].hasKey("é", in: bytes) && !members[2].hasKey("e\u{301}", in: bytes))
+        #expect(members[3].hasKey("ab", in: bytes) && !members[3].hasKey("a", in: bytes))
     }
 
     @Test(

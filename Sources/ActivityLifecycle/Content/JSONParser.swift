@@ -46,19 +46,38 @@ public enum JSONParser {
         }
     }
 
-    /// The members of the object in `bytes[range]`, in order, each with where its value lies in
-    /// `bytes`. The values are checked but not built, so a reader that needs a few members of a
-    /// large object parses only those (with `parse(_:in:)` or `members(of:in:)` again).
-    public static func members(
-        of bytes: [UInt8],
-        in range: Range<Int>
-    ) throws(Failure) -> [(key: String, value: Range<Int>)] {
+    /// A member of an object, by where it lies in the text.
+    public struct Member: Sendable {
+        /// The key's text, between its quotes.
+        public let keyText: Range<Int>
+        /// The key, when its text has escapes; otherwise the text is the key's UTF-8.
+        let escapedKey: String?
+        /// The value's text.
+        public let value: Range<Int>
+
+        /// The key.
+        public func key(in bytes: [UInt8]) -> String {
+            escapedKey ?? String(decoding: bytes[keyText], as: UTF8.self)
+        }
+
+        /// Whether the key is `key`, compared by UTF-8 bytes, without making a `String`.
+        public func hasKey(_ key: StaticString, in bytes: [UInt8]) -> Bool {
+            let wanted = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+            if let escapedKey { return escapedKey.utf8.elementsEqual(wanted) }
+            return keyText.count == wanted.count && bytes[keyText].elementsEqual(wanted)
+        }
+    }
+
+    /// The members of the object in `bytes[range]`, in order, each with where its key and value
+    /// lie in `bytes`. The values are checked but not built, so a reader that needs a few members
+    /// of a large object parses only those (with `parse(_:in:)` or `members(of:in:)` again).
+    public static func members(of bytes: [UInt8], in range: Range<Int>) throws(Failure) -> [Member] {
         try withParser(bytes, range) { parser throws(Failure) in
-            var members: [(key: String, value: Range<Int>)] = []
+            var members: [Member] = []
             try parser.object(depth: 0) { parser, key throws(Failure) in
                 let start = parser.index
                 try parser.skipValue(depth: 1)
-                members.append((key, start..<parser.index))
+                members.append(Member(keyText: key.text, escapedKey: key.escaped, value: start..<parser.index))
             }
             return members
         }
@@ -117,7 +136,7 @@ public enum JSONParser {
             case UInt8(ascii: "{"):
                 var members: [String: JSONValue] = [:]
                 try object(depth: depth) { parser, key throws(Failure) in
-                    members[key] = try parser.value(depth: depth + 1)
+                    members[parser.string(key)] = try parser.value(depth: depth + 1)
                 }
                 return .object(members)
             case UInt8(ascii: "["):
@@ -143,7 +162,7 @@ public enum JSONParser {
             case UInt8(ascii: "["):
                 try array(depth: depth) { parser throws(Failure) in try parser.skipValue(depth: depth + 1) }
             case UInt8(ascii: "\""):
-                try skipString()
+                _ = try stringText()
             default:
                 _ = try value(depth: depth)
             }
@@ -209,7 +228,8 @@ public enum JSONParser {
             // Where each member's key and value begin in `output`.
             var members: [(key: String, keyStart: Int, valueStart: Int)] = []
             var isOrdered = true
-            try object(depth: depth) { parser, key throws(Failure) in
+            try object(depth: depth) { parser, text throws(Failure) in
+                let key = parser.string(text)
                 if let previous = members.last {
                     if !(previous.key < key) { isOrdered = false }
                     output.append(UInt8(ascii: ","))
@@ -245,10 +265,21 @@ public enum JSONParser {
             output.append(UInt8(ascii: "}"))
         }
 
+        /// A string as the text has it: where it lies between its quotes, and the string itself
+        /// when it has escapes (without them, the text is the string's UTF-8, checked).
+        struct StringText {
+            let text: Range<Int>
+            let escaped: String?
+        }
+
+        func string(_ text: StringText) -> String {
+            text.escaped ?? String(decoding: UnsafeBufferPointer(rebasing: bytes[text.text]), as: UTF8.self)
+        }
+
         /// Reads an object, handing each key to `member`, which reads the value.
         mutating func object(
             depth: Int,
-            _ member: (inout Parser, String) throws(Failure) -> Void
+            _ member: (inout Parser, StringText) throws(Failure) -> Void
         ) throws(Failure) {
             guard index < end, bytes[index] == UInt8(ascii: "{") else { throw failure("expected an object") }
             index += 1
@@ -260,7 +291,7 @@ public enum JSONParser {
             while true {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a key") }
-                let key = try string()
+                let key = try stringText()
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
                 index += 1
@@ -304,23 +335,20 @@ public enum JSONParser {
         }
 
         mutating func string() throws(Failure) -> String {
-            let start = index + 1
-            guard let (text, isASCII) = try plainString() else { return try escapedString(from: start) }
-            // ASCII needs no UTF-8 validation.
-            let string = isASCII ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self)
-            guard let string else { throw Failure(offset: start, reason: "invalid UTF-8") }
-            return string
+            string(try stringText())
         }
 
-        mutating func skipString() throws(Failure) {
+        /// Moves past a string, checking it, and says where its text lies.
+        mutating func stringText() throws(Failure) -> StringText {
             let start = index + 1
             guard let (text, isASCII) = try plainString() else {
-                _ = try escapedString(from: start)
-                return
+                let string = try escapedString(from: start)
+                return StringText(text: start..<index - 1, escaped: string)
             }
             guard isASCII || String(validating: text, as: UTF8.self) != nil else {
                 throw Failure(offset: start, reason: "invalid UTF-8")
             }
+            return StringText(text: start..<index - 1, escaped: nil)
         }
 
         /// Moves past a string without escapes (most strings) and returns its bytes, unchecked

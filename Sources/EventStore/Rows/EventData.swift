@@ -159,11 +159,11 @@ struct EventDataError: Error, CustomStringConvertible {
 struct DataObject {
     let bytes: [UInt8]
     let path: String
-    let members: [(key: String, value: Range<Int>)]
+    let members: [JSONParser.Member]
 
     /// A member; absent and `null` read the same.
-    subscript(key: String) -> DataMember {
-        let value = members.first { $0.key == key }?.value
+    subscript(key: StaticString) -> DataMember {
+        let value = members.first { $0.hasKey(key, in: bytes) }?.value
         let isNull = value.map { bytes[$0.lowerBound] == UInt8(ascii: "n") } ?? true
         return DataMember(bytes: bytes, parent: path, key: key, value: isNull ? nil : value)
     }
@@ -175,11 +175,11 @@ struct DataMember {
     let bytes: [UInt8]
     /// Where it is (`data.content`), put together only for an error or a nested object.
     let parent: String?
-    let key: String
+    let key: StaticString
     /// Where its value lies in `bytes`; `nil` when it is absent or `null`.
     let value: Range<Int>?
 
-    var path: String { parent.map { "\($0).\(key)" } ?? key }
+    var path: String { parent.map { "\($0).\(key)" } ?? "\(key)" }
 
     func wrong(_ expected: String) -> EventDataError {
         EventDataError(path: path, problem: value == nil ? "is missing" : "is not \(expected)")

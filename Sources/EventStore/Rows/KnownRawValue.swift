@@ -10,8 +10,10 @@ struct KnownRawValue<Value: RawRepresentable & CaseIterable>: PostgresDecodable 
         guard value.type == .text else { throw value.decodingError(Value.self) }
         let bytes = value.bytes
         self.value = Value.allCases.first { known in
-            let text = known.rawValue.utf8
-            return text.count == bytes.count && text.elementsEqual(bytes)
+            var text = known.rawValue
+            return text.withUTF8 { text in
+                text.count == bytes.count && UnsafeRawBufferPointer(text).elementsEqual(bytes)
+            }
         }
     }
 }
