@@ -53,6 +53,32 @@ struct AppendOnlyEventLogTests {
         #expect(count == 1)
     }
 
+    @Test(
+        "ids (the liveline_id domain of every table) are 1 to 128 of A-Z, a-z, 0-9, '.', '_', ':' and '-'",
+        arguments: [
+            ("a", true), ("Order-42_b.c:d", true), (String(repeating: "x", count: 128), true), ("", false),
+            (String(repeating: "x", count: 129), false), ("a b", false), ("é", false), ("a/b", false),
+            ("a\nb", false), ("-", true),
+        ]
+    )
+    func ids(id: String, isValid: Bool) async throws {
+        let insert: PostgresQuery = """
+            INSERT INTO events (position, app_id, activity_id, version, type, data, caused_by, occurred_at)
+            VALUES (pg_current_xact_id()::text::bigint << 16, 'demo', \(id), 1, 'activity.requested', '{}', 'app', now())
+            """
+        if isValid {
+            try await TestDatabase.withPool(database) { pool in
+                try await pool.withTransaction { connection in
+                    try connection.execute("SET LOCAL ROLE liveline_service")
+                    try connection.execute(insert)
+                }
+            }
+        } else {
+            let error = try await refusal(insert, role: "liveline_service")
+            #expect(error?.sqlState == .checkViolation, "\(id)")
+        }
+    }
+
     @Test("the service role may append and read events")
     func serviceRoleAppends() async throws {
         try await TestDatabase.withPool(database) { pool in
