@@ -62,24 +62,33 @@ public indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
+    /// A string with the escapes JSON requires, and no others: runs of bytes that need none are
+    /// copied whole.
     static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
-            case 0x0A: output.append(contentsOf: #"\n"#.utf8)
-            case 0x0D: output.append(contentsOf: #"\r"#.utf8)
-            case 0x09: output.append(contentsOf: #"\t"#.utf8)
-            case 0x08: output.append(contentsOf: #"\b"#.utf8)
-            case 0x0C: output.append(contentsOf: #"\f"#.utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: #"\u00"#.utf8)
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
-            default: output.append(byte)
+        var value = value
+        value.withUTF8 { bytes in
+            var plain = 0
+            for (index, byte) in bytes.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plain..<index]))
+                plain = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
+                case UInt8(ascii: "\\"): output.append(contentsOf: #"\\"#.utf8)
+                case 0x0A: output.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: output.append(contentsOf: #"\r"#.utf8)
+                case 0x09: output.append(contentsOf: #"\t"#.utf8)
+                case 0x08: output.append(contentsOf: #"\b"#.utf8)
+                case 0x0C: output.append(contentsOf: #"\f"#.utf8)
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output.append(contentsOf: #"\u00"#.utf8)
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0xF)])
+                }
             }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[plain...]))
         }
         output.append(UInt8(ascii: "\""))
     }
