@@ -62,9 +62,10 @@ public enum JSONParser {
 
         /// Whether the key is `key`, compared by UTF-8 bytes, without making a `String`.
         public func hasKey(_ key: StaticString, in bytes: [UInt8]) -> Bool {
-            let wanted = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-            if let escapedKey { return escapedKey.utf8.elementsEqual(wanted) }
-            return keyText.count == wanted.count && bytes[keyText].elementsEqual(wanted)
+            key.withUTF8Buffer { wanted in
+                if let escapedKey { return escapedKey.utf8.elementsEqual(wanted) }
+                return keyText.count == wanted.count && bytes[keyText].elementsEqual(wanted)
+            }
         }
     }
 
