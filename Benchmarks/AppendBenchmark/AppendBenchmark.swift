@@ -14,7 +14,8 @@ import Postgres
 /// 3. opening new activities through `EventStore.execute` with every cap enforced (app, device,
 ///    global), compared with (1).
 ///
-/// The three take turns, round after round; the ratios are those of the sums over the rounds.
+/// The three take turns, round after round, with pgbench running the SQL of an opening last, to
+/// show the ratio the SQL alone sets for (3); the ratios are those of the sums over the rounds.
 @main
 struct AppendBenchmark {
     static let app = AppID(rawValue: "bench")!
@@ -56,7 +57,9 @@ struct AppendBenchmark {
         // pgbench, updates and openings take turns, so that none gains from running later in the
         // cluster's life (a larger log, autovacuum, new WAL segments).
         let script = try await pgbenchScript(pool, clients: clients)
+        let openingScript = try await pgbenchOpeningScript(pool)
         var pgbenchTotal = 0.0
+        var pgbenchOpeningsTotal = 0.0
         var updatesTotal = 0.0
         var opensTotal = 0.0
         for round in 1...rounds {
@@ -98,6 +101,20 @@ struct AppendBenchmark {
                     opens.rate
                 )
             )
+            let pgbenchOpenings = try runPgbench(
+                script: openingScript,
+                cluster: cluster,
+                clients: clients,
+                seconds: seconds
+            )
+            report(
+                String(
+                    format: "round %d  pgbench: the same two statements as an opening    %8.0f transactions/s",
+                    round,
+                    pgbenchOpenings
+                )
+            )
+            pgbenchOpeningsTotal += pgbenchOpenings
             pgbenchTotal += pgbench
             updatesTotal += updates.rate
             opensTotal += opens.rate
@@ -114,6 +131,12 @@ struct AppendBenchmark {
             String(
                 format: "opening with caps / updates: %5.1f %%  (target ≥ 70 %%)",
                 100 * opensTotal / updatesTotal
+            )
+        )
+        report(
+            String(
+                format: "the same in pgbench:         %5.1f %%  (the SQL alone: opening / update)",
+                100 * pgbenchOpeningsTotal / pgbenchTotal
             )
         )
     }
@@ -203,6 +226,33 @@ struct AppendBenchmark {
             \\set n :client_id * \(activities / clients) + random(1, \(activities / clients))
             SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, NULL::bigint, NULL::bigint, (SELECT global_max_open FROM service_limits), NULL::integer, r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \\gset
             SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
+
+            """
+        return (script, ["row": row, "data": data])
+    }
+
+    /// The store's two statements for opening an activity with a device (every cap enforced),
+    /// with the values of a real opening: the SQL alone, to set the openings' rate beside.
+    static func pgbenchOpeningScript(_ pool: ConnectionPool) async throws -> (
+        script: String, variables: [String: String]
+    ) {
+        let (row, data) = try await pool.withConnection { connection in
+            let row: String = try connection.query(
+                """
+                SELECT (to_jsonb(p) - 'app_stripe' - 'global_stripe' || '{"version": 2, "state": "active"}')::text
+                FROM activities p WHERE activity_id = 'a1'
+                """
+            ).single!.decode(0)
+            let data: String = try connection.query(
+                "SELECT data::text FROM events WHERE type = 'activity.requested' LIMIT 1"
+            ).single!.decode(0)
+            return (row, data)
+        }
+        let script = """
+            \\set n random(1, 9000000000000000000)
+            \\set d :n % 500
+            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint, (SELECT sum(open) FROM global_open_stripes)::bigint, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = 'device-' || :d), r.* FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'o' || :n WHERE a.app_id = 'bench';
+            SELECT first_position, recorded_at FROM liveline_append('bench', 'o' || :n, 0, :row::jsonb || jsonb_build_object('activity_id', 'o' || :n, 'device_id', 'device-' || :d), ARRAY['activity.requested', 'activity.started'], ARRAY[:data::jsonb, '{}'::jsonb], ARRAY['app', 'app'], ARRAY[now(), now()], 0, NULL, NULL, NULL);
 
             """
         return (script, ["row": row, "data": data])
