@@ -239,7 +239,7 @@ struct AppendBenchmark {
         let (row, data) = try await pool.withConnection { connection in
             let row: String = try connection.query(
                 """
-                SELECT (to_jsonb(p) - 'app_stripe' - 'global_stripe' || '{"version": 2, "state": "active"}')::text
+                SELECT (to_jsonb(p) - 'app_stripe' - 'global_stripe' || '{"version": 1, "state": "active"}')::text
                 FROM activities p WHERE activity_id = 'a1'
                 """
             ).single!.decode(0)
@@ -252,7 +252,7 @@ struct AppendBenchmark {
             \\set n random(1, 9000000000000000000)
             \\set d :n % 500
             SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint, (SELECT sum(open) FROM global_open_stripes)::bigint, (SELECT global_max_open FROM service_limits), (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = 'device-' || :d), r.* FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'o' || :n WHERE a.app_id = 'bench';
-            SELECT first_position, recorded_at FROM liveline_append('bench', 'o' || :n, 0, :row::jsonb || jsonb_build_object('activity_id', 'o' || :n, 'device_id', 'device-' || :d), ARRAY['activity.requested', 'activity.started'], ARRAY[:data::jsonb, '{}'::jsonb], ARRAY['app', 'app'], ARRAY[now(), now()], 0, NULL, NULL, NULL);
+            SELECT first_position, recorded_at FROM liveline_append('bench', 'o' || :n, 0, :row::jsonb || jsonb_build_object('activity_id', 'o' || :n, 'device_id', 'device-' || :d), ARRAY['activity.requested'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
 
             """
         return (script, ["row": row, "data": data])
