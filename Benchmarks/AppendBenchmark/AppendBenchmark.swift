@@ -233,7 +233,9 @@ struct AppendBenchmark {
 
     /// The store's two statements for opening an activity with a device (every cap enforced),
     /// with the values of a real opening: the SQL alone, to set the openings' rate beside.
-    static func pgbenchOpeningScript(_ pool: ConnectionPool) async throws -> (
+    static func pgbenchOpeningScript(
+        _ pool: ConnectionPool
+    ) async throws -> (
         script: String, variables: [String: String]
     ) {
         let (row, data) = try await pool.withConnection { connection in
