@@ -213,15 +213,7 @@ struct AppendBenchmark {
         _ pool: ConnectionPool,
         clients: Int
     ) async throws -> (script: String, variables: [String: String]) {
-        let (row, data) = try await pool.withConnection { connection in
-            let row: String = try connection.query(
-                "SELECT to_jsonb(p)::text FROM activities p WHERE activity_id = 'a1'"
-            ).single!.decode(0)
-            let data: String = try connection.query(
-                "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1"
-            ).single!.decode(0)
-            return (row, data)
-        }
+        let (row, data) = try await sample(eventType: "activity.updated", pool)
         let script = """
             \\set n :client_id * \(activities / clients) + random(1, \(activities / clients))
             SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, NULL::bigint, NULL::bigint, (SELECT global_max_open FROM service_limits), NULL::integer, r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \\gset
@@ -238,18 +230,12 @@ struct AppendBenchmark {
     ) async throws -> (
         script: String, variables: [String: String]
     ) {
-        let (row, data) = try await pool.withConnection { connection in
-            let row: String = try connection.query(
-                """
-                SELECT (to_jsonb(p) - 'app_stripe' - 'global_stripe' || '{"version": 1, "state": "active"}')::text
-                FROM activities p WHERE activity_id = 'a1'
-                """
-            ).single!.decode(0)
-            let data: String = try connection.query(
-                "SELECT data::text FROM events WHERE type = 'activity.requested' LIMIT 1"
-            ).single!.decode(0)
-            return (row, data)
-        }
+        let (row, data) = try await sample(
+            removing: ["app_stripe", "global_stripe"],
+            setting: #"{"version": 1, "state": "active"}"#,
+            eventType: "activity.requested",
+            pool
+        )
         let script = """
             \\set n random(1, 9000000000000000000)
             \\set d :n % 500
@@ -258,6 +244,28 @@ struct AppendBenchmark {
 
             """
         return (script, ["row": row, "data": data])
+    }
+
+    /// Real values for a script: activity `a1`'s projection row as JSON, less the members
+    /// `removing`, with those of `setting`; and the data of an event of `eventType`.
+    static func sample(
+        removing: [String] = [],
+        setting: String = "{}",
+        eventType: String,
+        _ pool: ConnectionPool
+    ) async throws -> (row: String, data: String) {
+        try await pool.withConnection { connection in
+            let row: String = try connection.query(
+                """
+                SELECT (to_jsonb(p) - \(PostgresArray(removing)) || \(JSONB(setting)))::text
+                FROM activities p WHERE activity_id = 'a1'
+                """
+            ).single!.decode(0)
+            let data: String = try connection.query(
+                "SELECT data::text FROM events WHERE type = \(eventType) LIMIT 1"
+            ).single!.decode(0)
+            return (row, data)
+        }
     }
 
     /// Runs pgbench with `script`; its rate of transactions (each the two statements).
