@@ -117,9 +117,9 @@ struct AuthenticationMiddleware: ServerMiddleware {
             throw Problem.unauthorized("Send the key as Authorization: Bearer <key>.")
         }
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        guard parts.count == 2, parts[0].equalsIgnoringASCIICase("bearer") else {
             throw Problem.unauthorized("The Authorization header must be Bearer <key>.")
         }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        return String(parts[1].trimmingHTTPWhitespace)
     }
 }

@@ -22,7 +22,7 @@ extension LivelineAPI {
     func streamEvents(_ input: Operations.StreamEvents.Input) async throws -> Operations.StreamEvents.Output {
         let app = try Caller.app()
         let lastEventID = try input.headers.lastEventID.map { id in
-            guard let position = Int64(id.trimmingCharacters(in: .whitespaces)) else {
+            guard let position = Int64(id.trimmingHTTPWhitespace) else {
                 throw Problem.invalidRequest("Last-Event-ID must be the id of an event sent.", field: "Last-Event-ID")
             }
             return position

@@ -69,7 +69,7 @@ enum EntityTag {
 
     /// The version `If-Match` names; `*` (any version) names none.
     static func version(in ifMatch: String?) throws -> Int? {
-        guard let ifMatch = ifMatch?.trimmingCharacters(in: .whitespaces), ifMatch != "*" else { return nil }
+        guard let ifMatch = ifMatch.map({ String($0.trimmingHTTPWhitespace) }), ifMatch != "*" else { return nil }
         let unquoted =
             ifMatch.count >= 2 && ifMatch.hasPrefix("\"") && ifMatch.hasSuffix("\"")
             ? String(ifMatch.dropFirst().dropLast()) : ifMatch

@@ -1,5 +1,4 @@
 import ActivityLifecycle
-import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 
@@ -35,7 +34,7 @@ struct StrictJSONBodies: ServerMiddleware {
 
     private static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased()
-        return mediaType == "application/json" || mediaType.hasSuffix("+json")
+        let mediaType = contentType.prefix { $0 != ";" }.trimmingHTTPWhitespace
+        return mediaType.equalsIgnoringASCIICase("application/json") || mediaType.hasSuffixIgnoringASCIICase("+json")
     }
 }

@@ -22,6 +22,31 @@ struct AccessTests {
         }
     }
 
+    @Test("The scheme is matched in any case, and blanks around the key are ignored, as HTTP says")
+    func schemeAndBlanks() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            for authorization in ["bearer \(app.key.key)", "BEARER \(app.key.key)", "Bearer \t \(app.key.key)"] {
+                let response = try await api.send(
+                    .post,
+                    "/v1/activities",
+                    key: nil,
+                    headers: [.authorization: authorization, .contentType: "Application/JSON; charset=utf-8"],
+                    body: Array(#"{"activityType": "T", "contentState": {}}"#.utf8)
+                )
+                #expect(response.status == .created, "\(authorization)")
+            }
+            let wrongType = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                headers: [.contentType: "text/plain; x=application/json"],
+                body: Array(#"{"activityType": "T", "contentState": {}}"#.utf8)
+            )
+            #expect(wrongType.status == .unsupportedMediaType)
+        }
+    }
+
     @Test("The admin key does not reach activities, and an app's key does not reach the admin API (403)")
     func wrongKind() async throws {
         try await APIFixture.run { api in
