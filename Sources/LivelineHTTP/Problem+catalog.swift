@@ -38,7 +38,7 @@ extension Problem {
                 code: "version_mismatch",
                 detail: "If-Match named version \(expected), but the activity is at version \(actual). "
                     + "Read it again and retry on the new version.",
-                details: ["expected": .number(Double(expected)), "actual": .number(Double(actual))]
+                details: ["expected": .number(JSONNumber(expected)), "actual": .number(JSONNumber(actual))]
             )
         case .versionConflict(_, nil):
             self.init(Rejection.activityNotFound)
@@ -119,7 +119,7 @@ extension Problem {
             .contentTooLarge,
             code: "request_too_large",
             detail: "The body is over \(limit) bytes, the most a request may carry.",
-            details: ["limit": .number(Double(limit))]
+            details: ["limit": .number(JSONNumber(limit))]
         )
     }
 

@@ -39,7 +39,7 @@ public struct Problem: Error, Hashable, Sendable, CustomStringConvertible {
         var members: [String: JSONValue] = [
             "type": .string("https://liveline.dev/problems/\(code)"),
             "title": .string(status.reasonPhrase),
-            "status": .number(Double(status.code)),
+            "status": .number(JSONNumber(status.code)),
             "detail": .string(detail),
             "code": .string(code),
         ]

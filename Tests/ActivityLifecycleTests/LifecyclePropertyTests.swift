@@ -51,7 +51,7 @@ struct LifecyclePropertyTests {
                 return .request(
                     .init(
                         activityType: "t",
-                        attributes: JSONObject(["n": .number(Double(p))]),
+                        attributes: JSONObject(["n": .number(JSONNumber(p))]),
                         content: ActivityContent(
                             contentState: JSONObject(["s": .string(String(repeating: "x", count: p * 5))]),
                             staleDate: p % 3 == 0 ? now + minutes : nil
@@ -65,7 +65,7 @@ struct LifecyclePropertyTests {
                 return .update(
                     .init(
                         content: ActivityContent(
-                            contentState: JSONObject(["step": .number(Double(p))]),
+                            contentState: JSONObject(["step": .number(JSONNumber(p))]),
                             staleDate: p % 3 == 0 ? now + minutes : nil
                         ),
                         alert: p % 7 == 0 ? Alert(title: "t", body: "b") : nil,

@@ -69,7 +69,7 @@ struct Timeline {
 /// Content helpers.
 func content(_ step: Double = 1, staleDate: Timestamp? = nil, relevance: Double? = nil) -> ActivityContent {
     ActivityContent(
-        contentState: JSONObject(["step": .number(step)]),
+        contentState: JSONObject(["step": .number(JSONNumber(step))]),
         staleDate: staleDate,
         relevanceScore: relevance.flatMap(RelevanceScore.init)
     )

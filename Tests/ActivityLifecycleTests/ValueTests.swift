@@ -94,6 +94,40 @@ struct JSONContentTests {
         #expect(decoded == value)
     }
 
+    @Test(
+        "integers are exact over the 64-bit range, and each number has one canonical spelling, however it is read",
+        arguments: [
+            ("9007199254740993", "9007199254740993"), ("-9007199254740993", "-9007199254740993"),
+            ("9223372036854775807", "9223372036854775807"), ("-9223372036854775808", "-9223372036854775808"),
+            ("9223372036854775808", "9.223372036854776e+18"), ("1.0", "1"), ("1e2", "100"), ("100e-2", "1"),
+            ("-0", "0"), ("-0.0", "0"), ("9007199254740993.0", "9007199254740993"), ("0.5", "0.5"),
+            ("1e21", "1e+21"), ("9007199254740993e0", "9007199254740993"), ("90071992547409930e-1", "9007199254740993"),
+            ("1.50", "1.5"), ("0.000", "0"), ("0e-5", "0"), ("-1.5e1", "-15"), ("5e-324", "5e-324"), ("0.1e1", "1"),
+            ("12.50e1", "125"), ("100e-3", "0.1"), ("1200e-2", "12"),
+        ]
+    )
+    func numbers(text: String, canonical: String) throws {
+        #expect(try JSONParser.parse(Array(text.utf8)).canonicalJSON == Array(canonical.utf8))
+        let object = "{\"n\":\(text)}"
+        let expected = Array("{\"n\":\(canonical)}".utf8)
+        // Read directly (replay, the log), and through `Decodable` (the HTTP API).
+        #expect(try JSONParser.parseObject(Array(object.utf8)).canonicalJSON == expected)
+        let decoded = try JSONDecoder().decode(JSONObject.self, from: Data(object.utf8))
+        #expect(decoded.canonicalJSON == expected)
+        // And written back through `Encodable` as the same number.
+        let encoded = try JSONEncoder().encode(decoded)
+        #expect(try JSONParser.parseObject(Array(encoded)).canonicalJSON == expected)
+    }
+
+    @Test("equal numbers are equal values, whatever their spelling")
+    func equalNumbers() throws {
+        #expect(try JSONParser.parse(Array("1.0".utf8)) == .number(1))
+        #expect(try JSONParser.parse(Array("1e2".utf8)) == .number(100))
+        #expect(JSONNumber(9_007_199_254_740_993).double == 9_007_199_254_740_992)
+        #expect(JSONNumber(2.5).integer == nil)
+        #expect(JSONNumber(-0.0) == 0)
+    }
+
     @Test("relevance scores are finite and not negative")
     func relevance() {
         #expect(RelevanceScore(0) != nil)
@@ -299,7 +333,7 @@ struct JSONParserTests {
             for (index, key) in keys.enumerated() {
                 members[key + "\u{1}\"\\"] =
                     switch index % 3 {
-                    case 0: .number(Double(number) / 8)
+                    case 0: .number(JSONNumber(Double(number) / 8))
                     case 1: .string(key + "é😀\n")
                     default: .object([key: .string(key + "é")])
                     }
@@ -344,7 +378,8 @@ struct RandomJSONText {
         if next() % 2 == 0 { return String(Int64(bitPattern: next()) >> Int(next() % 64)) }
         return pick([
             "0", "-0", "-0.0", "1.50", "2.5e3", "1E-2", "0.1", "123456789012345", "1234567890123456",
-            "-9007199254740993", "1e21", "5e-324", "1.7976931348623157e308", "100e-2",
+            "-9007199254740993", "1e21", "5e-324", "1.7976931348623157e308", "100e-2", "9223372036854775807",
+            "-9223372036854775808", "9223372036854775808", "9007199254740993.0", "1.0", "1e2",
         ])
     }
 

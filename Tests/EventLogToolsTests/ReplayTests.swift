@@ -213,7 +213,7 @@ struct ReplayTests {
                                         .update(
                                             .init(
                                                 content: ActivityContent(
-                                                    contentState: JSONObject(["step": .number(Double(step))])
+                                                    contentState: JSONObject(["step": .number(JSONNumber(step))])
                                                 )
                                             )
                                         )

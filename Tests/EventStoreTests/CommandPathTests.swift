@@ -132,7 +132,7 @@ struct CommandPathTests {
             #expect(try await store.events(of: stream).isEmpty)
             let recorded = try await store.rejections(of: fixture.app, limit: 10)
             #expect(recorded.map(\.code) == ["data_too_large"])
-            #expect(recorded.first?.details["size"] == .number(Double(size)))
+            #expect(recorded.first?.details["size"] == .number(JSONNumber(size)))
             #expect(recorded.first?.activity == "big")
             #expect(recorded.first?.command == "request")
         }

@@ -46,7 +46,7 @@ struct ConcurrencyTests {
                 Issue.record("version \(activity.activity.version) is not an update")
                 continue
             }
-            #expect(updated.content.contentState == JSONObject(["step": .number(Double(step))]))
+            #expect(updated.content.contentState == JSONObject(["step": .number(JSONNumber(step))]))
         }
     }
 

@@ -58,7 +58,10 @@ func requestCommand(device: String? = nil, staleDate: Timestamp? = nil, size: In
 
 func updateCommand(_ step: Int, priority: Priority? = .low) -> Command {
     .update(
-        .init(content: ActivityContent(contentState: JSONObject(["step": .number(Double(step))])), priority: priority)
+        .init(
+            content: ActivityContent(contentState: JSONObject(["step": .number(JSONNumber(step))])),
+            priority: priority
+        )
     )
 }
 

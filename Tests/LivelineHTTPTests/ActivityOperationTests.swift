@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 @Suite("Activity operations over real HTTP, checked against openapi.yaml")
@@ -107,6 +108,26 @@ struct ActivityOperationTests {
         }
     }
 
+    @Test("Content keeps 64-bit integers exactly, in the activity and in its events")
+    func exactIntegers() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let sent = #"{"orderId": 9007199254740993, "low": -9223372036854775808, "ratio": 2.50, "count": 3.0}"#
+            let kept = #"{"count":3,"low":-9223372036854775808,"orderId":9007199254740993,"ratio":2.5}"#
+            let created = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                body: Array(#"{"activityId": "n1", "activityType": "T", "contentState": \#(sent)}"#.utf8)
+            )
+            #expect(created.status == .created)
+            for path in ["/v1/activities/n1", "/v1/activities/n1/events"] {
+                let read = try await api.send(.get, path, key: app.key.key)
+                #expect(String(buffer: read.body).contains(#""contentState":\#(kept)"#), "\(path)")
+            }
+        }
+    }
+
     @Test("Registering a push token records it; the activity shows it")
     func pushToken() async throws {
         try await APIFixture.run { api in
@@ -185,7 +206,7 @@ struct ActivityOperationTests {
                 body: .json(.init(activityId: activityID("big"), activityType: "T", contentState: big))
             ).contentTooLarge.body.applicationProblemJson
             #expect(body.code == "data_too_large")
-            #expect(body.detail("size") == .number(Double(JSONObject.empty.encodedSize + big.encodedSize)))
+            #expect(body.detail("size") == .number(JSONNumber(JSONObject.empty.encodedSize + big.encodedSize)))
             #expect(body.detail("limit") == .number(4096))
 
             // target_maximum_exceeded

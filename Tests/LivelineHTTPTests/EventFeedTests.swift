@@ -59,7 +59,7 @@ struct EventFeedTests {
             for index in 0..<2 {
                 _ = try await app.client.updateActivity(
                     path: .init(activityId: "s\(index)"),
-                    body: .json(.init(contentState: JSONObject(["n": .number(Double(index))])))
+                    body: .json(.init(contentState: JSONObject(["n": .number(JSONNumber(index))])))
                 ).ok
             }
             let received = try await live

@@ -149,7 +149,7 @@ public enum JSONParser {
             case UInt8(ascii: "t"): return try expect("true", .bool(true))
             case UInt8(ascii: "f"): return try expect("false", .bool(false))
             case UInt8(ascii: "n"): return try expect("null", .null)
-            default: return .number(try number())
+            default: return .number(try number().value)
             }
         }
 
@@ -205,17 +205,12 @@ public enum JSONParser {
                 output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
             default:
                 let start = index
-                let number = try number()
-                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                // An integer of up to 15 digits is already in its shortest form, unless it is -0.
-                if text.count <= 15,
-                    text.allSatisfy({ $0 == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-                    ),
-                    number != 0 || text.first != UInt8(ascii: "-")
-                {
-                    output.append(contentsOf: text)
+                let (number, isInteger) = try number()
+                // An integer written as one is already in canonical form, unless it is -0.
+                if isInteger, number != 0 {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
                 } else {
-                    JSONValue.writeNumber(number, into: &output)
+                    number.write(into: &output)
                 }
             }
         }
@@ -444,43 +439,98 @@ public enum JSONParser {
             return Array(String(Character(unicode)).utf8)
         }
 
-        mutating func number() throws(Failure) -> Double {
+        /// The number at `index`, and whether it was written as a plain integer (digits only)
+        /// that is the integer read. Any spelling of an integer in the 64-bit range (`1e2`,
+        /// `9007199254740993.0`) is read exactly, as Foundation's decoder reads it into an `Int64`.
+        mutating func number() throws(Failure) -> (value: JSONNumber, isInteger: Bool) {
             let start = index
             if index < end, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            let integerStart = index
-            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            let integerDigits = index - integerStart
-            guard integerDigits > 0, !(integerDigits > 1 && bytes[integerStart] == UInt8(ascii: "0")) else {
+            let integerDigits = digits()
+            guard !integerDigits.isEmpty,
+                !(integerDigits.count > 1 && bytes[integerDigits.lowerBound] == UInt8(ascii: "0"))
+            else {
                 throw failure("invalid number")
             }
+            var fractionDigits = index..<index
             if index < end, bytes[index] == UInt8(ascii: ".") {
                 index += 1
-                let fractionStart = index
-                while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-                guard index > fractionStart else { throw failure("invalid number") }
+                fractionDigits = digits()
+                guard !fractionDigits.isEmpty else { throw failure("invalid number") }
             }
+            var exponent = 0
+            var hasExponent = false
             if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                hasExponent = true
                 index += 1
+                var sign = 1
                 if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    if bytes[index] == UInt8(ascii: "-") { sign = -1 }
                     index += 1
                 }
-                let exponentStart = index
-                while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-                guard index > exponentStart else { throw failure("invalid number") }
-            }
-            if index - integerStart == integerDigits, integerDigits <= 15 {
-                // An integer of up to 15 digits is exact in a Double: no need for strtod.
-                var magnitude: Int64 = 0
-                for digit in bytes[integerStart..<index] {
-                    magnitude = magnitude * 10 + Int64(digit - UInt8(ascii: "0"))
+                let exponentDigits = digits()
+                guard !exponentDigits.isEmpty else { throw failure("invalid number") }
+                // Any exponent beyond this makes a number that is no 64-bit integer, or none at all.
+                for digit in bytes[exponentDigits] where exponent < 10_000 {
+                    exponent = exponent * 10 + Int(digit - UInt8(ascii: "0"))
                 }
-                return integerStart > start ? -Double(magnitude) : Double(magnitude)
+                exponent *= sign
+            }
+            let isNegative = integerDigits.lowerBound > start
+            if let integer = integer(integerDigits, fractionDigits, exponent: exponent, isNegative: isNegative) {
+                return (JSONNumber(integer), fractionDigits.isEmpty && !hasExponent)
             }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             guard let value = Double(text), value.isFinite else {
                 throw failure("number out of range")
             }
-            return value
+            return (JSONNumber(value), false)
+        }
+
+        /// Moves past the digits at `index`; where they lie.
+        private mutating func digits() -> Range<Int> {
+            let start = index
+            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            return start..<index
+        }
+
+        /// The value of `integerDigits.fractionDigits × 10^exponent` if it is an integer in the
+        /// 64-bit range.
+        private func integer(
+            _ integerDigits: Range<Int>,
+            _ fractionDigits: Range<Int>,
+            exponent: Int,
+            isNegative: Bool
+        ) -> Int64? {
+            // The digits that count, and the power of ten that scales them: a fraction's trailing
+            // zeros do not count, and a negative exponent must be paid by the whole part's.
+            var whole = integerDigits
+            var fraction = fractionDigits
+            while let last = fraction.last, bytes[last] == UInt8(ascii: "0") { fraction = fraction.dropLast() }
+            var scale = exponent - fraction.count
+            while scale < 0, fraction.isEmpty, whole.count > 1, bytes[whole.upperBound - 1] == UInt8(ascii: "0") {
+                whole = whole.dropLast()
+                scale += 1
+            }
+            guard scale >= 0 else { return nil }
+            // Accumulated negatively, so that Int64.min fits.
+            var value: Int64 = 0
+            func append(_ digits: Range<Int>) -> Bool {
+                for digit in bytes[digits] {
+                    let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+                    let (next, underflowed) = shifted.subtractingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+                    guard !overflowed, !underflowed else { return false }
+                    value = next
+                }
+                return true
+            }
+            guard append(whole), append(fraction) else { return nil }
+            for _ in 0..<(value == 0 ? 0 : scale) {
+                let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+                guard !overflowed else { return nil }
+                value = shifted
+            }
+            if isNegative { return value }
+            return value == .min ? nil : -value
         }
     }
 }

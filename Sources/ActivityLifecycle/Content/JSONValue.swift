@@ -6,7 +6,7 @@
 public indirect enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -25,7 +25,7 @@ public indirect enum JSONValue: Hashable, Sendable {
         case .bool(let value):
             output.append(contentsOf: (value ? "true" : "false").utf8)
         case .number(let value):
-            Self.writeNumber(value, into: &output)
+            value.write(into: &output)
         case .string(let value):
             Self.writeString(value, into: &output)
         case .array(let elements):
@@ -50,16 +50,6 @@ public indirect enum JSONValue: Hashable, Sendable {
             members[key]!.write(into: &output)
         }
         output.append(UInt8(ascii: "}"))
-    }
-
-    /// Integers in the exactly representable range print without a fraction; others in
-    /// Swift's shortest round-tripping form.
-    static func writeNumber(_ value: Double, into output: inout [UInt8]) {
-        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
-            output.append(contentsOf: String(Int64(value)).utf8)
-        } else {
-            output.append(contentsOf: String(value).utf8)
-        }
     }
 
     /// A string with the escapes JSON requires, and no others: runs of bytes that need none are
@@ -103,10 +93,7 @@ extension JSONValue: Codable {
             self = .null
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
-        } else if let value = try? container.decode(Double.self) {
-            guard value.isFinite else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "numbers must be finite")
-            }
+        } else if let value = try? container.decode(JSONNumber.self) {
             self = .number(value)
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)

@@ -6,7 +6,7 @@ extension Rejection {
         case .activityNotFound, .activityExists, .activityDismissed:
             [:]
         case .dataTooLarge(let size, let limit):
-            ["size": .number(Double(size)), "limit": .number(Double(limit))]
+            ["size": .number(JSONNumber(size)), "limit": .number(JSONNumber(limit))]
         case .activityEnded(let state):
             ["state": .string(state.rawValue)]
         case .outdatedUpdate(let timestamp, let lastTimestamp):
@@ -14,11 +14,17 @@ extension Rejection {
         case .invalidTimestamp(let timestamp, let latestAccepted):
             ["timestamp": .string(timestamp.description), "latestAccepted": .string(latestAccepted.description)]
         case .targetMaximumExceeded(let limit, let count), .globalMaximumExceeded(let limit, let count):
-            ["limit": .number(Double(limit)), "count": .number(Double(count))]
+            ["limit": .number(JSONNumber(limit)), "count": .number(JSONNumber(count))]
         case .deviceMaximumExceeded(let deviceID, let limit, let count):
-            ["deviceId": .string(deviceID.rawValue), "limit": .number(Double(limit)), "count": .number(Double(count))]
+            [
+                "deviceId": .string(deviceID.rawValue), "limit": .number(JSONNumber(limit)),
+                "count": .number(JSONNumber(count)),
+            ]
         case .pushBudgetExhausted(let budget, let retryAfter):
-            ["budget": .number(Double(budget)), "retryAfterSeconds": .number(Double(retryAfter.wholeSecondsRoundedUp))]
+            [
+                "budget": .number(JSONNumber(budget)),
+                "retryAfterSeconds": .number(JSONNumber(retryAfter.wholeSecondsRoundedUp)),
+            ]
         case .invalidTransition(let command, let state):
             ["command": .string(command), "state": .string(state.rawValue)]
         case .notDue(let command, let dueAt):
@@ -29,7 +35,7 @@ extension Rejection {
     /// The rejection that `code` and `details` describe, or `nil` when they describe none.
     public init?(code: String, details: [String: JSONValue]) {
         func int(_ key: String) -> Int? {
-            if case .number(let value) = details[key], let exact = Int(exactly: value) { exact } else { nil }
+            if case .number(let value) = details[key], let exact = value.integer { Int(exactly: exact) } else { nil }
         }
         func string(_ key: String) -> String? {
             if case .string(let value) = details[key] { value } else { nil }

@@ -55,7 +55,7 @@ public struct TransitionTable: Sendable {
             return activity
         }
         func content(step: Double, staleDate: Timestamp? = nil) -> ActivityContent {
-            ActivityContent(contentState: JSONObject(["step": .number(step)]), staleDate: staleDate)
+            ActivityContent(contentState: JSONObject(["step": .number(JSONNumber(step))]), staleDate: staleDate)
         }
         func request(staleDate: Timestamp? = nil, startDate: Timestamp? = nil) -> Command {
             .request(

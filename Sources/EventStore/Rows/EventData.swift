@@ -33,7 +33,7 @@ enum EventData {
                     return .object(members)
                 }
             )
-            data.add("priority", .number(Double(updated.priority.rawValue)))
+            data.add("priority", .number(JSONNumber(updated.priority.rawValue)))
             data.add("downgraded", .bool(updated.downgraded))
             data.add("timestamp", updated.timestamp.map(time))
         case .ended(let ended):
@@ -56,7 +56,7 @@ enum EventData {
         var members = JSONObjectWriter()
         members.add("contentState", content.contentState)
         members.add("staleDate", content.staleDate.map(time))
-        members.add("relevanceScore", content.relevanceScore.map { .number($0.value) })
+        members.add("relevanceScore", content.relevanceScore.map { .number(JSONNumber($0.value)) })
         return members
     }
 
@@ -201,7 +201,7 @@ struct DataMember {
 
     func number() throws -> Double {
         guard case .number(let number) = try parsed() else { throw wrong("a number") }
-        return number
+        return number.double
     }
 
     func bool() throws -> Bool {

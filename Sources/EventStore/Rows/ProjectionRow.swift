@@ -92,8 +92,8 @@ enum ProjectionRow {
         func add(_ key: String, to row: inout JSONObjectWriter) {
             switch self {
             case .text(let text): row.add(key, text.map(JSONValue.string) ?? .null)
-            case .integer(let integer): row.add(key, .number(Double(integer)))
-            case .number(let number): row.add(key, number.map(JSONValue.number) ?? .null)
+            case .integer(let integer): row.add(key, .number(JSONNumber(integer)))
+            case .number(let number): row.add(key, number.map { .number(JSONNumber($0)) } ?? .null)
             case .time(let time): row.add(key, time.map { .string($0.description) } ?? .null)
             case .object(let object): row.add(key, object)
             case .times(let times): row.add(key, .array(times.map { .string($0.description) }))

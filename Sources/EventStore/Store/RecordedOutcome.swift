@@ -13,7 +13,7 @@ enum RecordedOutcome: Hashable {
         let value: JSONValue =
             switch self {
             case .accepted(let from, let to):
-                .object(["accepted": .object(["from": .number(Double(from)), "to": .number(Double(to))])])
+                .object(["accepted": .object(["from": .number(JSONNumber(from)), "to": .number(JSONNumber(to))])])
             case .rejected(let rejection):
                 .object(["rejected": .object(["code": .string(rejection.code), "details": .object(rejection.details)])])
             }
@@ -25,7 +25,8 @@ enum RecordedOutcome: Hashable {
             case .object(let object) = value
         else { return nil }
         if case .object(let accepted) = object["accepted"], case .number(let from) = accepted["from"],
-            case .number(let to) = accepted["to"], let from = Int(exactly: from), let to = Int(exactly: to)
+            case .number(let to) = accepted["to"], let from = from.integer.flatMap(Int.init(exactly:)),
+            let to = to.integer.flatMap(Int.init(exactly:))
         {
             self = .accepted(from: from, to: to)
         } else if case .object(let rejected) = object["rejected"], case .string(let code) = rejected["code"],
