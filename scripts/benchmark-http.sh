@@ -7,7 +7,9 @@
 # over CONNECTIONS connections for SECONDS each; then pgbench runs the two statements an update
 # executes (the load query and liveline_append) with as many clients as the server has
 # database connections. ROUNDS rounds of the three alternate, so that neither side gains from
-# running later; the ratio is of the means. Figures go to BENCHMARKS.md.
+# running later; the ratio is of the means. Each run also reports the CPU that the load tool,
+# the server and PostgreSQL used per request (from /proc): the ratio is, roughly, PostgreSQL's
+# share of all of it. Figures go to BENCHMARKS.md.
 #   scripts/benchmark-http.sh [--connections 32] [--seconds 20] [--pool 16] [--rounds 2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,17 +37,20 @@ report_wrk() {
     run_wrk "$1" "$CONNECTIONS" "$SECONDS_PER_RUN"
     printf '%-8s %10s requests/s   p50 %8s   p99 %8s   errors %s\n' "$1" "$(wrk_field "$1" rate)" \
         "$(wrk_field "$1" p50)" "$(wrk_field "$1" p99)" "$(wrk_field "$1" errors)"
+    printf '%-8s CPU per request: %s (wrk is the tool)\n' "" "$(cpu_per_item "$DATA/$1.cpu" "$(wrk_field "$1" requests)")"
     wrk_field "$1" rate >> "$DATA/$1.rates"
 }
 
 # The two statements of an update as the server runs them (StoreQueries: the load of a command
 # that is not a request, then liveline_append), with a real projection row and event data.
 run_pgbench() {
-    pgbench -n -c "$POOL" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
+    measure_cpu "$DATA/pgbench.cpu" pgbench -n -c "$POOL" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
         -D "row=$ROW" -D "data=$EVENT" "$DATABASE_URL" > "$DATA/pgbench.txt" 2>&1 || { cat "$DATA/pgbench.txt" >&2; exit 1; }
     local tps
     tps="$(awk '/^tps = / {print $3}' "$DATA/pgbench.txt")"
     printf '%-8s %10s transactions/s (the SQL of an update, %s clients)\n' pgbench "$tps" "$POOL"
+    printf '%-8s CPU per transaction: %s (pgbench is the tool; the server idles)\n' "" \
+        "$(cpu_per_item "$DATA/pgbench.cpu" "$(awk '/number of transactions actually processed/ {print $NF}' "$DATA/pgbench.txt" | cut -d/ -f1)")"
     echo "$tps" >> "$DATA/pgbench.rates"
 }
 

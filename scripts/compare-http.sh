@@ -37,8 +37,7 @@ source scripts/lib/http-server.sh
 require_load_tools
 trap stop_server EXIT
 
-# CPU time (clock ticks) and context switches of the server, all threads.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER/stat"; }
+# Context switches of the server, all threads.
 switches() { cat /proc/"$SERVER"/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 
 echo "pairs: $PAIRS, seconds per run: $SECONDS_PER_RUN, connections: $CONNECTIONS, server pool: $POOL"
@@ -46,10 +45,10 @@ for pair in $(seq 1 "$PAIRS"); do
     for label in A B; do
         binary="${BINARIES[$([[ $label == A ]] && echo 0 || echo 1)]}"
         start_server "$binary" "$POOL"
-        ticks=$(cpu_ticks)
+        ticks=$(process_ticks "$SERVER")
         switched=$(switches)
         run_wrk updates "$CONNECTIONS" "$SECONDS_PER_RUN"
-        ticks=$(($(cpu_ticks) - ticks))
+        ticks=$(($(process_ticks "$SERVER") - ticks))
         switched=$(($(switches) - switched))
         requests=$(wrk_field updates requests)
         printf 'pair %s  %s  %9s requests/s  p50 %8s  p99 %8s  errors %s  CPU %4.0f µs/request  %.2f switches/request\n' \

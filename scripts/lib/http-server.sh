@@ -63,9 +63,46 @@ stop_server() {
 }
 
 # run_wrk SCRIPT CONNECTIONS SECONDS: drives the server with scripts/http-load/SCRIPT.lua; its
-# report goes to $DATA/SCRIPT.txt.
+# report goes to $DATA/SCRIPT.txt, and the CPU it, the server and PostgreSQL used to
+# $DATA/SCRIPT.cpu (see measure_cpu).
 run_wrk() {
-    wrk -t2 -c"$2" -d"$3s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
+    measure_cpu "$DATA/$1.cpu" wrk -t2 -c"$2" -d"$3s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
+}
+
+# CPU clock ticks used so far by a process's threads; with "children", also by its children
+# that have ended (PostgreSQL's backends, once they disconnect, count in the postmaster's).
+process_ticks() {
+    awk -v children="${2:-}" '{print $14 + $15 + (children ? $16 + $17 : 0)}' "/proc/$1/stat" 2> /dev/null || echo 0
+}
+
+# CPU ticks of the benchmark's PostgreSQL: every process of its cluster, and the backends that
+# have ended.
+postgres_ticks() {
+    local postmaster total=0 pid
+    postmaster="$(head -n 1 "$DATA/postgres/postmaster.pid")"
+    total=$(process_ticks "$postmaster" children)
+    for pid in $(pgrep -P "$postmaster"); do total=$((total + $(process_ticks "$pid"))); done
+    echo "$total"
+}
+
+# measure_cpu FILE COMMAND...: runs COMMAND (the load tool) and writes to FILE the CPU time in
+# seconds that the tool, the server and PostgreSQL used meanwhile: "tool server postgres".
+measure_cpu() {
+    local file="$1" server postgres status=0
+    shift
+    server=$(process_ticks "$SERVER")
+    postgres=$(postgres_ticks)
+    /usr/bin/time -f "%U %S" -o "$file.tool" "$@" || status=$?
+    server=$(($(process_ticks "$SERVER") - server))
+    postgres=$(($(postgres_ticks) - postgres))
+    awk -v server="$server" -v postgres="$postgres" -v tick="$(getconf CLK_TCK)" \
+        '{printf "%.2f %.2f %.2f\n", $(NF - 1) + $NF, server / tick, postgres / tick}' "$file.tool" > "$file"
+    return $status
+}
+
+# cpu_per_item FILE COUNT: "tool T µs, server S µs, PostgreSQL P µs" per item from a CPU file.
+cpu_per_item() {
+    awk -v n="$2" '{printf "tool %4.0f µs, server %4.0f µs, PostgreSQL %4.0f µs", 1e6 * $1 / n, 1e6 * $2 / n, 1e6 * $3 / n}' "$1"
 }
 
 # wrk_field SCRIPT FIELD: rate, p50, p99, requests or errors from the last run of SCRIPT.
