@@ -5,7 +5,8 @@ import OpenAPIRuntime
 /// Checks every JSON body with Liveline's strict parser (building nothing) before the generated
 /// decoders see it: they tolerate trailing commas and the like, and say little about where JSON
 /// goes wrong. A body that is not strict JSON (RFC 8259, nesting at most 256 deep, finite
-/// numbers) is refused `malformed_json` with the byte offset and what was expected there.
+/// numbers, each key once per object) is refused `malformed_json` with the byte offset and what
+/// was expected there.
 struct StrictJSONBodies: ServerMiddleware {
     let maximumBodySize: Int
 
@@ -25,7 +26,7 @@ struct StrictJSONBodies: ServerMiddleware {
             return try await next(request, nil, metadata)
         }
         do {
-            try JSONParser.validate(bytes)
+            try JSONParser.validate(bytes, refusingRepeatedKeys: true)
         } catch {
             throw Problem.malformedJSON(error.description)
         }

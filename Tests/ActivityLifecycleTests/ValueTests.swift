@@ -262,6 +262,27 @@ struct JSONParserTests {
         }
     }
 
+    @Test(
+        "validating with unique keys refuses a key named twice in one object, however it is spelled",
+        arguments: [
+            (#"{"a":1,"a":2}"#, 7), (#"{"a":1,"\u0061":2}"#, 7), (#"{"x":[{"b":1,"c":2,"b":3}]}"#, 19),
+            ("{\"\u{E9}\":1,\"e\u{301}\":2}", 8),
+        ]
+    )
+    func repeatedKeysRefused(text: String, offset: Int) throws {
+        try JSONParser.validate(Array(text.utf8))
+        let failure = #expect(throws: JSONParser.Failure.self) {
+            try JSONParser.validate(Array(text.utf8), refusingRepeatedKeys: true)
+        }
+        #expect(failure?.offset == offset)
+        #expect(failure?.reason.contains("appears twice") == true)
+    }
+
+    @Test("the same key in different objects is no repetition")
+    func sameKeyInSeveralObjects() throws {
+        try JSONParser.validate(Array(#"{"a":{"a":1},"b":[{"a":1},{"a":2}],"c":"a"}"#.utf8), refusingRepeatedKeys: true)
+    }
+
     @Test("nesting deeper than the limit is refused, not a crash")
     func depth() throws {
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)

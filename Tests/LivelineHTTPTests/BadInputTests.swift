@@ -69,6 +69,24 @@ struct BadInputTests {
         ),
         BadInput("unquoted key", json: #"{activityType:"T","contentState":{}}"#, .badRequest, "malformed_json"),
         BadInput(
+            "a field given twice",
+            json: #"{"activityType":"T","activityType":"U","contentState":{}}"#,
+            .badRequest,
+            "malformed_json"
+        ),
+        BadInput(
+            "a content key given twice, once with an escape",
+            json: #"{"activityType":"T","contentState":{"a":1,"\u0061":2}}"#,
+            .badRequest,
+            "malformed_json"
+        ),
+        BadInput(
+            "content keys that differ only in Unicode normalization",
+            json: "{\"activityType\":\"T\",\"contentState\":{\"\u{E9}\":1,\"e\u{301}\":2}}",
+            .badRequest,
+            "malformed_json"
+        ),
+        BadInput(
             "invalid UTF-8 in a string",
             bytes: Array(#"{"activityType":""#.utf8) + [0xFF, 0xFE] + Array(#"","contentState":{}}"#.utf8),
             .badRequest,

@@ -22,8 +22,15 @@ public enum JSONParser {
 
     /// Checks that `bytes` hold one valid JSON value, building nothing: refuses exactly what
     /// `parse` refuses, with the same failure.
-    public static func validate(_ bytes: [UInt8]) throws(Failure) {
-        try withParser(bytes, bytes.indices) { parser throws(Failure) in try parser.skipValue(depth: 0) }
+    ///
+    /// With `refusingRepeatedKeys`, it also refuses an object that names a key twice (RFC 7493's
+    /// I-JSON), keys compared as Swift compares strings: readers disagree on which of two values
+    /// wins (`parse` and PostgreSQL's `jsonb` keep the last, Foundation's decoder the first), and
+    /// a dictionary merges keys that are spelled differently but canonically equivalent.
+    public static func validate(_ bytes: [UInt8], refusingRepeatedKeys: Bool = false) throws(Failure) {
+        try withParser(bytes, bytes.indices) { parser throws(Failure) in
+            try parser.skipValue(depth: 0, refusingRepeatedKeys: refusingRepeatedKeys)
+        }
     }
 
     /// Parses a JSON object.
@@ -154,14 +161,29 @@ public enum JSONParser {
         }
 
         /// Checks the value at `index` and moves past it, building nothing.
-        mutating func skipValue(depth: Int) throws(Failure) {
+        mutating func skipValue(depth: Int, refusingRepeatedKeys: Bool = false) throws(Failure) {
             guard depth < JSONParser.maximumDepth else { throw failure("nested too deeply") }
             guard index < end else { throw failure("unexpected end") }
             switch bytes[index] {
             case UInt8(ascii: "{"):
-                try object(depth: depth) { parser, _ throws(Failure) in try parser.skipValue(depth: depth + 1) }
+                var keys: Set<String> = []
+                try object(depth: depth) { parser, key throws(Failure) in
+                    if refusingRepeatedKeys {
+                        let name = parser.string(key)
+                        guard keys.insert(name).inserted else {
+                            // At the repeated key's opening quote.
+                            throw Failure(
+                                offset: key.text.lowerBound - 1,
+                                reason: "the key \"\(name)\" appears twice in one object"
+                            )
+                        }
+                    }
+                    try parser.skipValue(depth: depth + 1, refusingRepeatedKeys: refusingRepeatedKeys)
+                }
             case UInt8(ascii: "["):
-                try array(depth: depth) { parser throws(Failure) in try parser.skipValue(depth: depth + 1) }
+                try array(depth: depth) { parser throws(Failure) in
+                    try parser.skipValue(depth: depth + 1, refusingRepeatedKeys: refusingRepeatedKeys)
+                }
             case UInt8(ascii: "\""):
                 _ = try stringText()
             default:
