@@ -163,7 +163,7 @@ struct AppendBenchmark {
     static func content(_ step: Int) -> JSONObject {
         JSONObject([
             "status": .string(["preparing", "on the way", "nearby", "delivered"][step % 4]),
-            "etaMinutes": .number(Double(step % 45)),
+            "etaMinutes": .number(JSONNumber(step % 45)),
             "courier": .object(["name": .string("Sam"), "rating": .number(4.9)]),
         ])
     }

@@ -51,7 +51,7 @@ struct DeadlineBenchmark {
                             .init(
                                 activityType: "delivery",
                                 content: ActivityContent(
-                                    contentState: JSONObject(["i": .number(Double(index))]),
+                                    contentState: JSONObject(["i": .number(JSONNumber(index))]),
                                     staleDate: firstDue + step * index
                                 )
                             )
