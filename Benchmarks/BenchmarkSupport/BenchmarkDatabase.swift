@@ -1,5 +1,5 @@
 public import EmbeddedPostgres
-public import Foundation
+import Foundation
 public import Logging
 import Postgres
 
