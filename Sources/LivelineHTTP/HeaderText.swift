@@ -22,9 +22,10 @@ extension StringProtocol {
     }
 
     private static func equalIgnoringASCIICase(_ bytes: some Sequence<UInt8>, _ lowercase: StaticString) -> Bool {
-        let expected = UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount)
-        return bytes.elementsEqual(expected) { byte, lower in
-            byte == lower || (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") && byte == lower - 0x20)
+        lowercase.withUTF8Buffer { expected in
+            bytes.elementsEqual(expected) { byte, lower in
+                byte == lower || (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") && byte == lower - 0x20)
+            }
         }
     }
 }

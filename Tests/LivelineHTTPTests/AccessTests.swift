@@ -44,6 +44,15 @@ struct AccessTests {
                 body: Array(#"{"activityType": "T", "contentState": {}}"#.utf8)
             )
             #expect(wrongType.status == .unsupportedMediaType)
+            // A structured "+json" type is JSON too: the strict parser reads it first.
+            let suffixed = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                headers: [.contentType: "application/vnd.example+JSON"],
+                body: Array(#"{"activityType": "T",}"#.utf8)
+            )
+            #expect(try problem(suffixed).code == "malformed_json")
         }
     }
 
