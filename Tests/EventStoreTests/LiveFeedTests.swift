@@ -82,18 +82,25 @@ struct LiveFeedTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }
                 group.addTask { try await notifier.run() }
-                while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
 
-                let before = listener.generation(of: AppendNotifier.channel)
+                // The session's first generation is its own (it advances on connecting): wait past it.
+                let before = await listener.wait(on: AppendNotifier.channel, after: 0, timeout: .seconds(30))
                 let clock = ContinuousClock()
                 let start = clock.now
-                // An append every millisecond for half a second: one notification per interval.
-                while start.duration(to: clock.now) < .milliseconds(500) {
+                // The first append after a quiet spell is announced at once.
+                notifier.eventsAppended()
+                let first = await listener.wait(on: AppendNotifier.channel, after: before, timeout: .seconds(30))
+                #expect(first == before + 1)
+                // Then an append every millisecond for half a second: one notification per interval.
+                let burstStart = clock.now
+                while burstStart.duration(to: clock.now) < .milliseconds(500) {
                     notifier.eventsAppended()
                     try await Task.sleep(for: .milliseconds(1))
                 }
                 let elapsed = start.duration(to: clock.now)
-                // The last appends' notification, at most one interval after them.
+                // The burst is announced too, at the latest one interval after its last append
+                // (waited for generously: a loaded machine may be slow to deliver it).
+                await listener.wait(on: AppendNotifier.channel, after: first, timeout: .seconds(30))
                 try await Task.sleep(for: interval * 3)
                 let notifications = listener.generation(of: AppendNotifier.channel) - before
                 #expect(notifications >= 2)

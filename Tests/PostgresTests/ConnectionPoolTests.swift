@@ -35,17 +35,12 @@ struct ConnectionPoolTests {
     @Test("a caller waits for a connection, and gives up after the checkout timeout")
     func checkoutTimeout() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .milliseconds(200)) { pool in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    _ = try await pool.withConnection { try $0.execute("SELECT pg_sleep(1.5)") }
-                }
-                try await Task.sleep(for: .milliseconds(300))
-                let error = await #expect(throws: PostgresError.self) {
-                    try await pool.withConnection { try $0.execute("SELECT 1") }
-                }
-                #expect(error?.code == .checkoutTimeout)
-                try await group.waitForAll()
+            let holder = await hold(pool, seconds: 1.5)
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try $0.execute("SELECT 1") }
             }
+            #expect(error?.code == .checkoutTimeout)
+            try await holder.value
             // The holder returned its connection: the pool serves again.
             let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
             #expect(one == 1)
@@ -55,10 +50,9 @@ struct ConnectionPoolTests {
     @Test("a waiting caller gets the connection another returns, before the timeout")
     func waiterIsServed() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .seconds(10)) { pool in
-            async let holder: Void = pool.withConnection { try $0.execute("SELECT pg_sleep(0.3)") }
-            try await Task.sleep(for: .milliseconds(50))
+            let holder = await hold(pool, seconds: 0.3)
             let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
-            try await holder
+            try await holder.value
             #expect(one == 1)
         }
     }
@@ -66,13 +60,12 @@ struct ConnectionPoolTests {
     @Test("a cancelled waiter leaves the queue without taking a connection")
     func cancelledWaiter() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .seconds(10)) { pool in
-            async let holder: Void = pool.withConnection { try $0.execute("SELECT pg_sleep(0.5)") }
-            try await Task.sleep(for: .milliseconds(50))
+            let holder = await hold(pool, seconds: 1.5)
             let waiter = Task { try await pool.withConnection { try $0.execute("SELECT 1") } }
             try await Task.sleep(for: .milliseconds(50))
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
-            try await holder
+            try await holder.value
             let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
             #expect(one == 1)
         }
@@ -157,5 +150,19 @@ struct ConnectionPoolTests {
             try await pool.withConnection { try $0.execute("SELECT 1") }
         }
         #expect(error?.code == .poolShutDown)
+    }
+
+    /// Starts a caller that holds one of the pool's connections for `seconds`, and returns once it
+    /// holds it (however long a loaded machine takes to get there).
+    private func hold(_ pool: ConnectionPool, seconds: Double) async -> Task<Void, any Error> {
+        let (holding, held) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await pool.withConnection {
+                held.yield()
+                try $0.execute("SELECT pg_sleep(\(seconds))")
+            }
+        }
+        for await _ in holding { break }
+        return holder
     }
 }
