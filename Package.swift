@@ -176,6 +176,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "LivelineCLITests",
+            dependencies: ["LivelineCLI", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         // Calls the server through a client generated from the same openapi.yaml (a symlink).
         .testTarget(
             name: "LivelineHTTPTests",

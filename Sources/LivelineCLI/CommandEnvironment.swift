@@ -20,9 +20,7 @@ struct CommandEnvironment {
     static func make(_ options: ConfigurationOptions) throws -> CommandEnvironment {
         let configuration = try LivelineConfiguration(flags: options.values)
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = configuration.logLevel
-            return handler
+            StandardErrorLogHandler(label: label, logLevel: configuration.logLevel)
         }
         return CommandEnvironment(configuration: configuration, logger: Logger(label: "liveline"))
     }

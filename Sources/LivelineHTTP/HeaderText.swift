@@ -21,6 +21,35 @@ extension StringProtocol {
         Self.equalIgnoringASCIICase(utf8.suffix(lowercase.utf8CodeUnitCount), lowercase)
     }
 
+    /// The text with its `%XX` escapes decoded; `nil` when it has none, when one is malformed,
+    /// or when the result is not UTF-8.
+    var removingPercentEscapes: String? {
+        guard utf8.contains(UInt8(ascii: "%")) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var input = utf8.makeIterator()
+        while let byte = input.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = input.next().flatMap(Self.hexDigitValue),
+                let low = input.next().flatMap(Self.hexDigitValue)
+            else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexDigitValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     private static func equalIgnoringASCIICase(_ bytes: some Sequence<UInt8>, _ lowercase: StaticString) -> Bool {
         lowercase.withUTF8Buffer { expected in
             bytes.elementsEqual(expected) { byte, lower in

@@ -1,4 +1,3 @@
-import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 
@@ -16,9 +15,7 @@ struct PlainResponseHeaders: ServerMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var (response, responseBody) = try await next(request, body, metadata)
         for name in Self.fields {
-            if let value = response.headerFields[name], value.utf8.contains(UInt8(ascii: "%")),
-                let plain = value.removingPercentEncoding
-            {
+            if let value = response.headerFields[name], let plain = value.removingPercentEscapes {
                 response.headerFields[name] = plain
             }
         }

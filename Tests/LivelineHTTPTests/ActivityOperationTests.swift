@@ -128,6 +128,29 @@ struct ActivityOperationTests {
         }
     }
 
+    @Test("ETag and Location are sent as HTTP writes them, not percent-encoded as URI parts")
+    func plainHeaders() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let created = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                body: Array(#"{"activityId": "order:7_a.b-c", "activityType": "T", "contentState": {}}"#.utf8)
+            )
+            #expect(created.status == .created)
+            #expect(created.headers[.eTag] == #""1""#)
+            #expect(created.headers[.location] == "/v1/activities/order:7_a.b-c")
+            let updated = try await api.send(
+                .post,
+                "/v1/activities/order:7_a.b-c/updates",
+                key: app.key.key,
+                body: Array(#"{"contentState": {"step": 2}}"#.utf8)
+            )
+            #expect(updated.headers[.eTag] == #""2""#)
+        }
+    }
+
     @Test("Registering a push token records it; the activity shows it")
     func pushToken() async throws {
         try await APIFixture.run { api in
