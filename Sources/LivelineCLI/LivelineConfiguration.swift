@@ -1,31 +1,31 @@
 import Configuration
-import Foundation
-import Logging
+package import Foundation
+package import Logging
 
 /// Liveline's settings, read once at start-up: flags, then environment, then defaults.
 ///
 /// Keys map to environment variables by upper-casing and replacing dots with underscores
 /// (`liveline.port` ↔ `LIVELINE_PORT`, `database.url` ↔ `DATABASE_URL`). Every value is checked
 /// here, so a bad one stops the program with one clear line before anything starts.
-struct LivelineConfiguration: Sendable {
-    var databaseURL: String?
-    var host: String
-    var port: Int
-    var logLevel: Logger.Level
-    var migrationsDirectory: URL
-    var poolSize: Int
+package struct LivelineConfiguration: Sendable {
+    package var databaseURL: String?
+    package var host: String
+    package var port: Int
+    package var logLevel: Logger.Level
+    package var migrationsDirectory: URL
+    package var poolSize: Int
     /// The admin API's bearer key; the admin API is closed when unset.
-    var adminKey: String?
+    package var adminKey: String?
     /// How long an activity may stay active or stale (platform: 8 h).
-    var activeLifetime: Duration
+    package var activeLifetime: Duration
     /// How long an ended activity stays on screen at most (platform: 4 h).
-    var dismissalWindow: Duration
+    package var dismissalWindow: Duration
     /// The service-wide cap on open activities, applied to the database at start-up when set.
-    var globalMaxOpen: Int?
+    package var globalMaxOpen: Int?
     /// Where `liveline dev` keeps its private PostgreSQL cluster.
-    var devDataDirectory: URL
+    package var devDataDirectory: URL
 
-    init(flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    package init(flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let reader = ConfigReader(providers: [
             InMemoryProvider(
                 name: "flags",
@@ -102,8 +102,8 @@ struct Setting {
 }
 
 /// A configuration value that cannot be used, described in one line.
-struct ConfigurationError: Error, CustomStringConvertible {
-    let description: String
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package let description: String
 
     init(_ description: String) {
         self.description = description
@@ -112,7 +112,7 @@ struct ConfigurationError: Error, CustomStringConvertible {
 
 extension Duration {
     /// Parses durations written as a sequence of number-unit pairs: `8h`, `90m`, `1h30m`, `2s`, `250ms`.
-    init?(humanReadable text: String) {
+    package init?(humanReadable text: String) {
         let units: [(suffix: String, milliseconds: Int64)] = [("ms", 1), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)]
         var rest = Substring(text)
         var total: Int64 = 0
