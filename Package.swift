@@ -178,7 +178,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LivelineCLITests",
-            dependencies: ["LivelineCLI", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LivelineCLI", "TestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // Calls the server through a client generated from the same openapi.yaml (a symlink).

@@ -1,0 +1,155 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The `liveline` executable, run as a separate process, as an operator runs it: its arguments,
+/// its environment, what it prints, and its exit status.
+@Suite("The liveline command, run as an operator runs it")
+struct CommandLineTests {
+    struct Outcome {
+        let status: Int32
+        let output: String
+        let errors: String
+        var lines: [Substring] { output.split(separator: "\n") }
+    }
+
+    let database: String
+
+    init() async throws {
+        database = try await TestDatabase.makeEmpty()
+    }
+
+    @Test("migrate applies every migration once; a second run has nothing to do")
+    func migrate() async throws {
+        let first = try await liveline("migrate")
+        #expect(first.status == 0)
+        #expect(first.output.hasPrefix("applied 0001_"), "\(first.output)")
+        let second = try await liveline("migrate")
+        #expect(second.status == 0)
+        #expect(second.output == "database is up to date\n")
+    }
+
+    @Test("apps: create with caps, change, list, issue and revoke keys, the global cap, and the audit trail")
+    func apps() async throws {
+        try await liveline("migrate")
+        let created = try await liveline("apps", "create", "demo", "--max-open", "3")
+        #expect(created.status == 0)
+        #expect(created.lines.first == "demo  bundle demo  open 0/3  per device -  budget 10/h")
+        let firstKey = try #require(created.lines.dropFirst().first.flatMap(Self.keyID))
+
+        let again = try await liveline("apps", "create", "demo")
+        #expect(again.status == 1)
+        #expect(again.errors == "liveline: error: an app demo already exists\n")
+
+        let changed = try await liveline("apps", "set", "demo", "--max-open", "5", "--max-open-per-device", "2")
+        #expect(changed.output == "demo  bundle demo  open 0/5  per device 2  budget 10/h\n")
+        #expect(try await liveline("apps", "list").lines == ["demo  bundle demo  open 0/5  per device 2  budget 10/h"])
+
+        let issued = try await liveline("apps", "issue-key", "demo")
+        let secondKey = try #require(issued.lines.first.flatMap(Self.keyID))
+        #expect(secondKey != firstKey)
+        let revoked = try await liveline("apps", "revoke-key", "demo", firstKey)
+        #expect(revoked.output == "revoked; servers stop accepting it within 5 seconds\n")
+        // Revoking twice is fine; a key the app does not have is an error.
+        #expect(try await liveline("apps", "revoke-key", "demo", firstKey).status == 0)
+        let otherApps = try await liveline("apps", "revoke-key", "other", secondKey)
+        #expect(otherApps.status == 1)
+        #expect(otherApps.errors == "liveline: error: app other has no key \(secondKey)\n")
+
+        #expect(try await liveline("apps", "global-cap", "100").output == "global cap on open activities: 100\n")
+
+        let history = try await liveline("apps", "history", "demo", "--json")
+        let changes = try JSONSerialization.jsonObject(with: Data(history.output.utf8)) as? [[String: Any]]
+        #expect(
+            changes?.compactMap { $0["action"] as? String }
+                == ["limits.updated", "key.revoked", "key.issued", "app.updated", "key.issued", "app.created"]
+        )
+        #expect(changes?.allSatisfy { $0["actor"] as? String == "command_line" } == true)
+    }
+
+    @Test("an error an operator can act on is one line on standard error, with a non-zero status")
+    func errors() async throws {
+        let unset = try await liveline("apps", "list", environment: ["DATABASE_URL": nil])
+        #expect(unset.status == 1)
+        #expect(unset.errors.hasPrefix("liveline: error: DATABASE_URL is not set"))
+
+        let unmigrated = try await liveline("apps", "list")
+        #expect(unmigrated.status == 1)
+        #expect(unmigrated.errors.hasPrefix("liveline: error: the database is not migrated (pending: 0001_"))
+        #expect(unmigrated.errors.hasSuffix("run `liveline migrate`\n"))
+
+        let badSetting = try await liveline("migrate", environment: ["LIVELINE_POOL_SIZE": "none"])
+        #expect(badSetting.status == 1)
+        #expect(
+            badSetting.errors
+                == "liveline: error: LIVELINE_POOL_SIZE must be a whole number from 1 to 1000, got \"none\"\n"
+        )
+
+        try await liveline("migrate")
+        let unknownApp = try await liveline("apps", "issue-key", "ghost")
+        #expect(unknownApp.status == 1)
+        #expect(unknownApp.errors == "liveline: error: no app ghost\n")
+        let unknownActivity = try await liveline("audit", "ghost", "a1")
+        #expect(unknownActivity.status == 1)
+        #expect(
+            unknownActivity.errors
+                == "liveline: error: app ghost has no activity a1, and no refused command names it\n"
+        )
+        for outcome in [unset, unmigrated, badSetting, unknownApp, unknownActivity] {
+            #expect(outcome.errors.split(separator: "\n").count == 1)
+        }
+
+        // Arguments are checked before anything connects: the usage error status.
+        let badID = try await liveline("apps", "create", "bad id")
+        #expect(badID.status == 64)
+        #expect(badID.errors.contains("the app id must be"))
+        let negativeCap = try await liveline("apps", "global-cap", "--", "-1")
+        #expect(negativeCap.status == 64)
+    }
+
+    /// The key id of a `key <id>: <secret>` line.
+    private static func keyID(_ line: Substring) -> String? {
+        guard line.hasPrefix("key "), let colon = line.firstIndex(of: ":") else { return nil }
+        return String(line[line.index(line.startIndex, offsetBy: 4)..<colon])
+    }
+
+    /// Runs the `liveline` built beside this test bundle on the suite's database, with the
+    /// repository's migrations; `environment` adds variables, or removes those given `nil`.
+    @discardableResult
+    private func liveline(_ arguments: String..., environment: [String: String?] = [:]) async throws -> Outcome {
+        var variables = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "DATABASE_URL": database,
+            "LIVELINE_MIGRATIONS": TestDatabase.migrationsDirectory.path(),
+            "LIVELINE_LOG_LEVEL": "error",
+        ]
+        for (name, value) in environment { variables[name] = value }
+        let executable = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "liveline")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: executable.path()),
+            "no liveline beside the tests at \(executable.path()): build with `swift build --build-tests`"
+        )
+        return try await TestDatabase.offCooperativePool { [variables] in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "liveline-cli-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (outputFile, errorsFile) = (folder.appending(path: "out"), folder.appending(path: "err"))
+            try Data().write(to: outputFile)
+            try Data().write(to: errorsFile)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            process.environment = variables
+            process.currentDirectoryURL = folder
+            process.standardOutput = try FileHandle(forWritingTo: outputFile)
+            process.standardError = try FileHandle(forWritingTo: errorsFile)
+            try process.run()
+            process.waitUntilExit()
+            return Outcome(
+                status: process.terminationStatus,
+                output: try String(contentsOf: outputFile, encoding: .utf8),
+                errors: try String(contentsOf: errorsFile, encoding: .utf8)
+            )
+        }
+    }
+}
