@@ -178,7 +178,10 @@ let package = Package(
         ),
         .testTarget(
             name: "LivelineCLITests",
-            dependencies: ["LivelineCLI", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ActivityLifecycle", "EventStore", "LivelineCLI", "Postgres", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Calls the server through a client generated from the same openapi.yaml (a symlink).

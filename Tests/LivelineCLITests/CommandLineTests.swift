@@ -1,4 +1,7 @@
+import ActivityLifecycle
+import EventStore
 import Foundation
+import Postgres
 import TestSupport
 import Testing
 
@@ -65,6 +68,59 @@ struct CommandLineTests {
                 == ["limits.updated", "key.revoked", "key.issued", "app.updated", "key.issued", "app.created"]
         )
         #expect(changes?.allSatisfy { $0["actor"] as? String == "command_line" } == true)
+    }
+
+    @Test("verify, replay and audit on a log: 0 when all is well, 1 when the projection drifted, 2 on an error")
+    func tools() async throws {
+        try await liveline("migrate")
+        try await liveline("apps", "create", "demo", "--max-open", "10")
+        try await TestDatabase.withPool(database) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            for index in 0..<3 {
+                let stream = StreamID(app: AppID(rawValue: "demo")!, activity: ActivityID(rawValue: "a\(index)")!)
+                let content = ActivityContent(contentState: JSONObject(["step": .number(JSONNumber(index))]))
+                try await store.execute(
+                    .request(.init(activityType: "delivery", content: content)),
+                    on: stream,
+                    at: .now()
+                )
+            }
+            try await store.execute(
+                .end(.init(dismissal: .immediate)),
+                on: StreamID(app: AppID(rawValue: "demo")!, activity: ActivityID(rawValue: "a2")!),
+                at: .now()
+            )
+        }
+
+        let verified = try await liveline("verify")
+        #expect(verified.status == 0)
+        #expect(verified.lines.last == "5 events in 3 streams: 0 findings")
+        let matching = try await liveline("replay", "--verify")
+        #expect(matching.status == 0)
+        #expect(matching.output == "5 events in 3 streams: 0 activities and 0 open counts differ from the log\n")
+
+        try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection {
+                try $0.execute("UPDATE activities SET push_token = 'tampered' WHERE activity_id = 'a0'")
+            }
+        }
+        let drifted = try await liveline("replay", "--verify")
+        #expect(drifted.status == 1)
+        #expect(drifted.lines.last == "5 events in 3 streams: 1 activity and 0 open counts differ from the log")
+        let repaired = try await liveline("replay")
+        #expect(repaired.status == 1)
+        #expect(try await liveline("replay", "--verify").status == 0)
+
+        let audit = try await liveline("audit", "demo", "a2", "--json")
+        #expect(audit.status == 0)
+        let entries = try JSONSerialization.jsonObject(with: Data(audit.output.utf8)) as? [[String: Any]]
+        #expect(entries?.count == 3)
+
+        let slack = try await liveline("verify", "--slack", "soon")
+        #expect(slack.status == 64)
+        let unreachable = try await liveline("verify", environment: ["DATABASE_URL": "host=/nonexistent dbname=x"])
+        #expect(unreachable.status == 2)
+        #expect(unreachable.errors.hasPrefix("liveline: error: "))
     }
 
     @Test("an error an operator can act on is one line on standard error, with a non-zero status")
