@@ -180,7 +180,10 @@ let package = Package(
             name: "LivelineCLITests",
             dependencies: [
                 "ActivityLifecycle", "EventStore", "LivelineCLI", "Postgres", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

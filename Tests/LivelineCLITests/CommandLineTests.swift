@@ -9,13 +9,6 @@ import Testing
 /// its environment, what it prints, and its exit status.
 @Suite("The liveline command, run as an operator runs it")
 struct CommandLineTests {
-    struct Outcome {
-        let status: Int32
-        let output: String
-        let errors: String
-        var lines: [Substring] { output.split(separator: "\n") }
-    }
-
     let database: String
 
     init() async throws {
@@ -169,43 +162,9 @@ struct CommandLineTests {
         return String(line[line.index(line.startIndex, offsetBy: 4)..<colon])
     }
 
-    /// Runs the `liveline` built beside this test bundle on the suite's database, with the
-    /// repository's migrations; `environment` adds variables, or removes those given `nil`.
+    /// Runs `liveline` on the suite's database to its end (see `LivelineProcess`).
     @discardableResult
     private func liveline(_ arguments: String..., environment: [String: String?] = [:]) async throws -> Outcome {
-        var variables = [
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            "DATABASE_URL": database,
-            "LIVELINE_MIGRATIONS": TestDatabase.migrationsDirectory.path(),
-            "LIVELINE_LOG_LEVEL": "error",
-        ]
-        for (name, value) in environment { variables[name] = value }
-        let executable = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "liveline")
-        try #require(
-            FileManager.default.isExecutableFile(atPath: executable.path()),
-            "no liveline beside the tests at \(executable.path()): build with `swift build --build-tests`"
-        )
-        return try await TestDatabase.offCooperativePool { [variables] in
-            let folder = FileManager.default.temporaryDirectory.appending(path: "liveline-cli-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
-            let (outputFile, errorsFile) = (folder.appending(path: "out"), folder.appending(path: "err"))
-            try Data().write(to: outputFile)
-            try Data().write(to: errorsFile)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            process.environment = variables
-            process.currentDirectoryURL = folder
-            process.standardOutput = try FileHandle(forWritingTo: outputFile)
-            process.standardError = try FileHandle(forWritingTo: errorsFile)
-            try process.run()
-            process.waitUntilExit()
-            return Outcome(
-                status: process.terminationStatus,
-                output: try String(contentsOf: outputFile, encoding: .utf8),
-                errors: try String(contentsOf: errorsFile, encoding: .utf8)
-            )
-        }
+        try await LivelineProcess.start(arguments, database: database, environment: environment).finish()
     }
 }

@@ -1,0 +1,74 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What a finished `liveline` process printed, and how it ended.
+struct Outcome {
+    let status: Int32
+    let output: String
+    let errors: String
+    var lines: [Substring] { output.split(separator: "\n") }
+}
+
+/// The `liveline` built beside this test bundle, run in a process of its own on a test database,
+/// with the repository's migrations; its output and errors go to files in a folder of its own.
+final class LivelineProcess: Sendable {
+    private let process: Process
+    private let folder: URL
+
+    private init(process: Process, folder: URL) {
+        self.process = process
+        self.folder = folder
+    }
+
+    /// Starts `liveline arguments…`; `environment` adds variables, or removes those given `nil`.
+    static func start(
+        _ arguments: [String],
+        database: String,
+        environment: [String: String?] = [:]
+    ) throws -> LivelineProcess {
+        var variables = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "DATABASE_URL": database,
+            "LIVELINE_MIGRATIONS": TestDatabase.migrationsDirectory.path(),
+            "LIVELINE_LOG_LEVEL": "error",
+        ]
+        for (name, value) in environment { variables[name] = value }
+        let executable = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "liveline")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: executable.path()),
+            "no liveline beside the tests at \(executable.path()): build with `swift build --build-tests`"
+        )
+        let folder = FileManager.default.temporaryDirectory.appending(path: "liveline-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data().write(to: folder.appending(path: "out"))
+        try Data().write(to: folder.appending(path: "err"))
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = variables
+        process.currentDirectoryURL = folder
+        process.standardOutput = try FileHandle(forWritingTo: folder.appending(path: "out"))
+        process.standardError = try FileHandle(forWritingTo: folder.appending(path: "err"))
+        try process.run()
+        return LivelineProcess(process: process, folder: folder)
+    }
+
+    /// Sends SIGTERM, as a service manager does to stop a service.
+    func terminate() {
+        process.terminate()
+    }
+
+    /// Waits for the process to end (off Swift's cooperative threads) and returns its outcome.
+    func finish() async throws -> Outcome {
+        try await TestDatabase.offCooperativePool { [process, folder] in
+            process.waitUntilExit()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            return Outcome(
+                status: process.terminationStatus,
+                output: try String(contentsOf: folder.appending(path: "out"), encoding: .utf8),
+                errors: try String(contentsOf: folder.appending(path: "err"), encoding: .utf8)
+            )
+        }
+    }
+}

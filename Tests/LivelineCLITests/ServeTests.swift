@@ -1,0 +1,101 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOPosix
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("liveline serve: stopping without losing what it acknowledged")
+struct ServeTests {
+    @Test("SIGTERM under load: the server drains and exits 0, and every activity it answered 201 for is in the log")
+    func drainsOnTerminate() async throws {
+        let database = try await TestDatabase.makeMigrated()
+        let created = try await LivelineProcess.start(
+            ["apps", "create", "demo", "--max-open", "100000"],
+            database: database
+        ).finish()
+        let keyLine = try #require(created.lines.dropFirst().first)
+        let key = String(try #require(keyLine.split(separator: ": ").last))
+        let port = try await Self.freePort()
+        let server = try LivelineProcess.start(
+            ["serve"],
+            database: database,
+            environment: ["LIVELINE_PORT": "\(port)", "LIVELINE_LOG_LEVEL": "warning"]
+        )
+        try await Self.waitUntilReady(port: port)
+
+        // Eight clients request activities one after another until the server stops answering;
+        // the server is told to stop while they are at it.
+        let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
+            for client in 0..<8 {
+                group.addTask {
+                    try await Self.requestActivities(port: port, key: key, prefix: "c\(client)-")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            server.terminate()
+            return try await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        let outcome = try await server.finish()
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        #expect(!acknowledged.isEmpty)
+
+        let recorded = try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection { connection in
+                try connection.query(
+                    "SELECT activity_id FROM events WHERE app_id = 'demo' AND type = 'activity.requested'"
+                ).map { try $0.decode(0, as: String.self) }
+            }
+        }
+        #expect(Set(acknowledged).isSubset(of: Set(recorded)))
+    }
+
+    /// Requests activities on one connection until the connection fails; returns the ids that
+    /// were answered 201. Any other answer is a failure: a stopping server drains, it does not
+    /// refuse or fail the requests it has read.
+    private static func requestActivities(port: Int, key: String, prefix: String) async throws -> [String] {
+        try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            var acknowledged: [String] = []
+            while true {
+                let id = "\(prefix)\(acknowledged.count)"
+                let response: TestClient.Response
+                do {
+                    response = try await client.post(
+                        "/v1/activities",
+                        headers: [.authorization: "Bearer \(key)", .contentType: "application/json"],
+                        body: ByteBuffer(string: #"{"activityId": "\#(id)", "activityType": "T", "contentState": {}}"#)
+                    )
+                } catch {
+                    return acknowledged
+                }
+                guard response.status == .created else {
+                    Issue.record("\(id): \(response.status) \(response.body.map { String(buffer: $0) } ?? "")")
+                    return acknowledged
+                }
+                acknowledged.append(id)
+            }
+        }
+    }
+
+    private static func waitUntilReady(port: Int) async throws {
+        for _ in 0..<300 {
+            let ready = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                try await client.get("/readyz").status == .ok
+            }
+            if ready == true { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the server was not ready within 30 s")
+    }
+
+    /// A loopback port that nothing listens on now.
+    private static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(channel.localAddress?.port)
+        try await channel.close()
+        return port
+    }
+}
