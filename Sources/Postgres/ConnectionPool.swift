@@ -133,12 +133,14 @@ public final class ConnectionPool: Service, Sendable {
     // MARK: Lending
 
     private func checkout() async throws -> Lease {
-        try Task.checkCancellation()
         let id = state.withLock { $0.makeWaiterID() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
                 let decision = state.withLock { state in
-                    state.checkout(waiter: id, continuation: continuation) {
+                    // Under the lock that `abandon` takes too: a task cancelled before it got here
+                    // would otherwise wait for a connection it no longer wants.
+                    if Task.isCancelled { return PoolState.CheckoutDecision.fail(CancellationError()) }
+                    return state.checkout(waiter: id, continuation: continuation) {
                         self.timers.scheduleTask(in: .init(self.configuration.checkoutTimeout)) {
                             self.abandon(id, with: self.timeoutError())
                         }

@@ -59,8 +59,12 @@ public final class NotificationListener: Service, Sendable {
             group.addTask {
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { continuation in
+                        // Under the lock that `onCancel` takes too: a task cancelled before it got
+                        // here would otherwise wait with no one left to wake it.
                         let waiting = self.state.withLock { state in
-                            guard state.generations[channel, default: 0] <= generation, !state.isStopped else {
+                            guard state.generations[channel, default: 0] <= generation, !state.isStopped,
+                                !Task.isCancelled
+                            else {
                                 return false
                             }
                             state.waiters[id] = Waiter(channel: channel, continuation: continuation)

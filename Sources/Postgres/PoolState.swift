@@ -12,7 +12,7 @@ struct PoolState: ~Copyable {
     enum CheckoutDecision {
         case lend(Lease)
         case wait
-        case fail(PostgresError)
+        case fail(any Error)
     }
 
     let maximumConnections: Int

@@ -21,18 +21,19 @@ final class LivelineProcess: Sendable {
         self.folder = folder
     }
 
-    /// Starts `liveline arguments…`; `environment` adds variables, or removes those given `nil`.
+    /// Starts `liveline arguments…` on `database` (none: `DATABASE_URL` unset); `environment`
+    /// adds variables, or removes those given `nil`.
     static func start(
         _ arguments: [String],
-        database: String,
+        database: String?,
         environment: [String: String?] = [:]
     ) throws -> LivelineProcess {
         var variables = [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-            "DATABASE_URL": database,
             "LIVELINE_MIGRATIONS": TestDatabase.migrationsDirectory.path(),
             "LIVELINE_LOG_LEVEL": "error",
         ]
+        variables["DATABASE_URL"] = database
         for (name, value) in environment { variables[name] = value }
         let executable = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "liveline")
         try #require(
@@ -54,14 +55,29 @@ final class LivelineProcess: Sendable {
         return LivelineProcess(process: process, folder: folder)
     }
 
-    /// Sends SIGTERM, as a service manager does to stop a service.
-    func terminate() {
-        process.terminate()
+    /// What the process has written to standard output so far.
+    var outputSoFar: String {
+        (try? String(contentsOf: folder.appending(path: "out"), encoding: .utf8)) ?? ""
     }
 
-    /// Waits for the process to end (off Swift's cooperative threads) and returns its outcome.
-    func finish() async throws -> Outcome {
-        try await TestDatabase.offCooperativePool { [process, folder] in
+    /// Sends SIGTERM, as a service manager does to stop a service, unless the process has ended.
+    func terminate() {
+        if process.isRunning { process.terminate() }
+    }
+
+    /// Waits for the process to end and returns its outcome. One that has not ended within
+    /// `limit` (a command that hangs) is killed, and that is a test failure.
+    func finish(within limit: Duration = .seconds(60)) async throws -> Outcome {
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("liveline \(process.arguments ?? []) did not end within \(limit); killed")
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await TestDatabase.offCooperativePool { [process, folder] in
             process.waitUntilExit()
             defer { try? FileManager.default.removeItem(at: folder) }
             return Outcome(

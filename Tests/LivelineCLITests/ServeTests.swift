@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import NIOPosix
 import Postgres
 import TestSupport
 import Testing
@@ -18,13 +17,14 @@ struct ServeTests {
         ).finish()
         let keyLine = try #require(created.lines.dropFirst().first)
         let key = String(try #require(keyLine.split(separator: ": ").last))
-        let port = try await Self.freePort()
+        let port = try await Loopback.freePort()
         let server = try LivelineProcess.start(
             ["serve"],
             database: database,
             environment: ["LIVELINE_PORT": "\(port)", "LIVELINE_LOG_LEVEL": "warning"]
         )
-        try await Self.waitUntilReady(port: port)
+        defer { server.terminate() }  // should the test stop early
+        try await Loopback.waitUntilReady(port: port)
 
         // Eight clients request activities one after another until the server stops answering;
         // the server is told to stop while they are at it.
@@ -77,25 +77,5 @@ struct ServeTests {
                 acknowledged.append(id)
             }
         }
-    }
-
-    private static func waitUntilReady(port: Int) async throws {
-        for _ in 0..<300 {
-            let ready = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                try await client.get("/readyz").status == .ok
-            }
-            if ready == true { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("the server was not ready within 30 s")
-    }
-
-    /// A loopback port that nothing listens on now.
-    private static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(channel.localAddress?.port)
-        try await channel.close()
-        return port
     }
 }

@@ -71,6 +71,19 @@ struct ConnectionPoolTests {
         }
     }
 
+    @Test("a caller whose task is cancelled before it asks gets no connection, even when one is free")
+    func cancelledBeforeAsking() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            let caller = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await pool.withConnection { try $0.execute("SELECT 1") }
+            }
+            await #expect(throws: CancellationError.self) { try await caller.value }
+            let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+            #expect(one == 1)
+        }
+    }
+
     @Test("a connection killed by the server is replaced before it is lent again")
     func killedConnectionIsReplaced() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 1) { pool in

@@ -58,6 +58,30 @@ struct NotificationListenerTests {
         }
     }
 
+    @Test("a waiter whose task is cancelled before it waits returns without waiting for a notification")
+    func cancelledBeforeWaiting() async throws {
+        let listener = try NotificationListener(
+            connectionString: database,
+            channels: ["quiet"],
+            logger: TestDatabase.logger
+        )
+        try await whileRunning(listener) {
+            let before = listener.generation(of: "quiet")
+            let waiter = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await listener.wait(on: "quiet", after: before, timeout: .seconds(3600))
+            }
+            // Should the waiter wait anyway, a notification after a few seconds frees it, and the
+            // generation it returns shows that it waited.
+            let rescue = Task {
+                try await Task.sleep(for: .seconds(5))
+                try await notify("quiet")
+            }
+            #expect(await waiter.value == before)
+            rescue.cancel()
+        }
+    }
+
     @Test("after its session is killed the listener reconnects, wakes waiters, and hears later notifications")
     func reconnects() async throws {
         let listener = try NotificationListener(

@@ -1,0 +1,29 @@
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import NIOPosix
+import Testing
+
+/// A server under test on the loopback interface.
+enum Loopback {
+    /// A port that nothing listens on now.
+    static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(channel.localAddress?.port)
+        try await channel.close()
+        return port
+    }
+
+    /// Waits until the server on `port` answers `/readyz` with 200, for up to a minute.
+    static func waitUntilReady(port: Int) async throws {
+        for _ in 0..<600 {
+            let ready = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                try await client.get("/readyz").status == .ok
+            }
+            if ready == true { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the server on port \(port) was not ready within a minute")
+    }
+}
