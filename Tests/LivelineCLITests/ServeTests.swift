@@ -8,7 +8,9 @@ import Testing
 
 @Suite("liveline serve: stopping without losing what it acknowledged")
 struct ServeTests {
-    @Test("SIGTERM under load: the server drains and exits 0, and every activity it answered 201 for is in the log")
+    @Test(
+        "SIGTERM under load: the server drains, ends its event streams, exits 0, and every activity it answered 201 for is in the log"
+    )
     func drainsOnTerminate() async throws {
         let database = try await TestDatabase.makeMigrated()
         let created = try await LivelineProcess.start(
@@ -26,8 +28,15 @@ struct ServeTests {
         defer { server.terminate() }  // should the test stop early
         try await Loopback.waitUntilReady(port: port)
 
-        // Eight clients request activities one after another until the server stops answering;
-        // the server is told to stop while they are at it.
+        // A client follows the event stream, which never ends on its own; eight clients request
+        // activities one after another until the server stops answering; the server is told to
+        // stop while they are at it.
+        let streamed = Task {
+            try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120)))
+            {
+                try await $0.get("/v1/events/stream", headers: [.authorization: "Bearer \(key)"])
+            }
+        }
         let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
             for client in 0..<8 {
                 group.addTask {
@@ -41,6 +50,12 @@ struct ServeTests {
         let outcome = try await server.finish()
         #expect(outcome.status == 0, "\(outcome.errors)")
         #expect(!acknowledged.isEmpty)
+        // The stream was ended by the server, after the events it had sent.
+        let stream = try await streamed.value
+        #expect(stream.status == .ok)
+        let body = stream.body.map { String(buffer: $0) } ?? ""
+        #expect(body.hasPrefix(": liveline events of demo after 0"))
+        #expect(body.contains("event: activity.requested"))
 
         let recorded = try await TestDatabase.withPool(database) { pool in
             try await pool.withConnection { connection in
