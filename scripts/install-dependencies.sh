@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian/Ubuntu machine lacks to build, run and test Liveline:
 # libpq (headers and pkg-config), the PostgreSQL server programs (initdb, pg_ctl) for the
-# embedded database, and docker-compose (to validate docker-compose.yml offline).
+# embedded database, docker-compose (to validate docker-compose.yml offline), and curl (the
+# quick start's first request, which a test runs as printed).
 # Swift itself is expected on PATH (https://www.swift.org/install/linux/).
 # Does nothing when everything is present; safe to run again.
 set -euo pipefail
