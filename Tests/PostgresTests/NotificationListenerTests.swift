@@ -10,12 +10,20 @@ struct NotificationListenerTests {
         database = try await TestDatabase.makeEmpty()
     }
 
-    /// Runs `listener` while `body` runs, then stops it.
-    private func whileRunning(_ listener: NotificationListener, _ body: () async throws -> Void) async throws {
+    /// Runs a listener on `channels` while `body` runs, then stops it.
+    private func whileListening(
+        to channels: [String],
+        _ body: (NotificationListener) async throws -> Void
+    ) async throws {
+        let listener = try NotificationListener(
+            connectionString: database,
+            channels: channels,
+            logger: TestDatabase.logger
+        )
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await listener.run() }
             while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
-            try await body()
+            try await body(listener)
             group.cancelAll()
         }
     }
@@ -28,12 +36,7 @@ struct NotificationListenerTests {
 
     @Test("a notification on the channel wakes a waiter; other channels do not")
     func wakes() async throws {
-        let listener = try NotificationListener(
-            connectionString: database,
-            channels: ["one", "two"],
-            logger: TestDatabase.logger
-        )
-        try await whileRunning(listener) {
+        try await whileListening(to: ["one", "two"]) { listener in
             let before = listener.generation(of: "one")
             async let woken = listener.wait(on: "one", after: before, timeout: .seconds(60))
             try await Task.sleep(for: .milliseconds(50))
@@ -46,12 +49,7 @@ struct NotificationListenerTests {
 
     @Test("a waiter already behind the generation returns at once; a quiet channel times out")
     func generations() async throws {
-        let listener = try NotificationListener(
-            connectionString: database,
-            channels: ["quiet"],
-            logger: TestDatabase.logger
-        )
-        try await whileRunning(listener) {
+        try await whileListening(to: ["quiet"]) { listener in
             let current = listener.generation(of: "quiet")
             #expect(await listener.wait(on: "quiet", after: current - 1, timeout: .seconds(60)) == current)
             #expect(await listener.wait(on: "quiet", after: current, timeout: .milliseconds(100)) == current)
@@ -60,12 +58,7 @@ struct NotificationListenerTests {
 
     @Test("a waiter whose task is cancelled before it waits returns without waiting for a notification")
     func cancelledBeforeWaiting() async throws {
-        let listener = try NotificationListener(
-            connectionString: database,
-            channels: ["quiet"],
-            logger: TestDatabase.logger
-        )
-        try await whileRunning(listener) {
+        try await whileListening(to: ["quiet"]) { listener in
             let before = listener.generation(of: "quiet")
             let waiter = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
@@ -84,12 +77,7 @@ struct NotificationListenerTests {
 
     @Test("after its session is killed the listener reconnects, wakes waiters, and hears later notifications")
     func reconnects() async throws {
-        let listener = try NotificationListener(
-            connectionString: database,
-            channels: ["events"],
-            logger: TestDatabase.logger
-        )
-        try await whileRunning(listener) {
+        try await whileListening(to: ["events"]) { listener in
             let before = listener.generation(of: "events")
             try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
                 try await pool.withConnection {
