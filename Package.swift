@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "liveline", targets: ["liveline"]),
         // For the benchmark package in Benchmarks/.
         .library(name: "ActivityLifecycle", targets: ["ActivityLifecycle"]),
+        .library(name: "CanonicalJSON", targets: ["CanonicalJSON"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "EmbeddedPostgres", targets: ["EmbeddedPostgres"]),
         .library(name: "Postgres", targets: ["Postgres"]),
@@ -34,10 +35,17 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
+        // Strict JSON (parser, canonical writer, values, exact numbers) and exact RFC 3339
+        // timestamps: the core the domain, the store and HTTP share. No Foundation.
+        .target(
+            name: "CanonicalJSON",
+            swiftSettings: swiftSettings
+        ),
         // The pure domain: ids, content, states, commands, events, the state machine, deadlines,
         // policy. No I/O, no clock reads.
         .target(
             name: "ActivityLifecycle",
+            dependencies: ["CanonicalJSON"],
             swiftSettings: swiftSettings
         ),
         // The C API of libpq, from Debian's libpq-dev. Only `Postgres` imports it.
@@ -66,11 +74,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // All SQL of Liveline: schema migrations and, later, the event store itself.
+        // The event store, sorted by feature (commands, reading, apps, deadlines, schema), each
+        // with its SQL; database errors end at its boundary.
         .target(
             name: "EventStore",
             dependencies: [
                 "ActivityLifecycle",
+                "CanonicalJSON",
                 "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -79,10 +89,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The operators' tools over the log: the audit timeline (replay and verify to come).
+        // The operators' tools over the log, engine and presentation: replay, verify (with the
+        // cap history), audit. They own their SQL and run it on the store's pool.
         .target(
             name: "EventLogTools",
-            dependencies: ["ActivityLifecycle", "EventStore"],
+            dependencies: ["ActivityLifecycle", "CanonicalJSON", "EventStore", "Postgres"],
             swiftSettings: swiftSettings
         ),
         // The HTTP API on Hummingbird: `buildApplication(…)`. Its types and routing are generated
@@ -91,8 +102,8 @@ let package = Package(
             name: "LivelineHTTP",
             dependencies: [
                 "ActivityLifecycle",
+                "CanonicalJSON",
                 "EventStore",
-                "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,6 +122,7 @@ let package = Package(
             name: "LivelineCLI",
             dependencies: [
                 "ActivityLifecycle",
+                "CanonicalJSON",
                 "EmbeddedPostgres",
                 "EventLogTools",
                 "EventStore",
@@ -136,6 +148,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "CanonicalJSON",
                 "EmbeddedPostgres",
                 "EventStore",
                 "Postgres",
@@ -146,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "ActivityLifecycleTests",
             dependencies: [
-                "ActivityLifecycle",
+                "ActivityLifecycle", "CanonicalJSON",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
@@ -154,7 +167,8 @@ let package = Package(
         .testTarget(
             name: "EventLogToolsTests",
             dependencies: [
-                "ActivityLifecycle", "EmbeddedPostgres", "EventLogTools", "EventStore", "Postgres", "TestSupport",
+                "ActivityLifecycle", "CanonicalJSON", "EmbeddedPostgres", "EventLogTools", "EventStore", "Postgres",
+                "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             exclude: ["Snapshots"],
@@ -168,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "EventStoreTests",
             dependencies: [
-                "ActivityLifecycle",
+                "ActivityLifecycle", "CanonicalJSON",
                 "EventStore",
                 "Postgres",
                 "TestSupport",
@@ -179,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "LivelineCLITests",
             dependencies: [
-                "ActivityLifecycle", "EventStore", "LivelineCLI", "Postgres", "TestSupport",
+                "ActivityLifecycle", "CanonicalJSON", "EventStore", "LivelineCLI", "Postgres", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -192,8 +206,10 @@ let package = Package(
             name: "LivelineHTTPTests",
             dependencies: [
                 "ActivityLifecycle",
-                "LivelineHTTP",
+                "CanonicalJSON",
+                "EventLogTools",
                 "EventStore",
+                "LivelineHTTP",
                 "Postgres",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

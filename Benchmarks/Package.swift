@@ -8,6 +8,7 @@ import PackageDescription
 let loadBenchmarkDependencies: [Target.Dependency] = [
     "BenchmarkSupport",
     .product(name: "ActivityLifecycle", package: "liveline"),
+    .product(name: "CanonicalJSON", package: "liveline"),
     .product(name: "EmbeddedPostgres", package: "liveline"),
     .product(name: "EventStore", package: "liveline"),
     .product(name: "Postgres", package: "liveline"),
@@ -49,6 +50,7 @@ let package = Package(
             dependencies: [
                 .product(name: "ActivityLifecycle", package: "liveline"),
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "CanonicalJSON", package: "liveline"),
             ],
             path: "Benchmarks/LifecycleBenchmarks",
             plugins: [

@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import BenchmarkSupport
+import CanonicalJSON
 import EmbeddedPostgres
 import EventStore
 import Foundation

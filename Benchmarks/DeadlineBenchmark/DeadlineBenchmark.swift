@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import BenchmarkSupport
+import CanonicalJSON
 import EmbeddedPostgres
 import EventStore
 import Foundation
@@ -73,11 +74,7 @@ struct DeadlineBenchmark {
             throw BenchmarkError("seeding overran the first due time; use a longer lead")
         }
 
-        let listener = try NotificationListener(
-            connectionString: url,
-            channels: [AppendNotifier.channel],
-            logger: logger
-        )
+        let listener = try AppendListener(connectionString: url, logger: logger)
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await listener.run() }

@@ -1,9 +1,9 @@
 import ActivityLifecycle
 import ArgumentParser
+import CanonicalJSON
 import EventLogTools
 import EventStore
 import Foundation
-import Postgres
 
 /// `liveline apps …`: apps, their keys, caps and budgets, and the global cap — the operations of
 /// the admin API, held to the same rules, for operators at a shell.
@@ -74,7 +74,7 @@ struct Apps: AsyncParsableCommand {
                 let settings = try settings.applied(to: AppSettings(bundleID: settings.bundleID ?? app.rawValue))
                 do {
                     try await store.createApp(app, settings, by: .commandLine)
-                } catch let error as PostgresError where error.isUniqueViolation {
+                } catch EventStoreError.appExists {
                     throw ConfigurationError("an app \(app) already exists")
                 }
                 let key = try await store.issueKey(for: app, by: .commandLine)

@@ -1,5 +1,7 @@
 import ActivityLifecycle
 import ArgumentParser
+import CanonicalJSON
+import EmbeddedPostgres
 import EventStore
 import Foundation
 import Hummingbird
@@ -11,7 +13,8 @@ import Prometheus
 import ServiceLifecycle
 
 /// What every command sets up the same way: configuration, logging, the database pool, the
-/// migrations, and the rule that failures end the program with one clear line.
+/// migrations, and the rule that failures end the program with one clear line. The one file of
+/// the commands that wires the process to the database (`Postgres`); the rest use the store.
 struct CommandEnvironment {
     let configuration: LivelineConfiguration
     let logger: Logger
@@ -57,11 +60,7 @@ struct CommandEnvironment {
     ) async throws -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let listener = try NotificationListener(
-            connectionString: databaseURL,
-            channels: [AppendNotifier.channel],
-            logger: logger
-        )
+        let listener = try AppendListener(connectionString: databaseURL, logger: logger)
         let notifier = AppendNotifier(pool: pool)
         let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy), notifier: notifier)
         if let globalMaxOpen = configuration.globalMaxOpen {
@@ -97,6 +96,13 @@ struct CommandEnvironment {
         }
     }
 
+    /// Runs `body` with the migrator of `DATABASE_URL`; the pool is shut down after it.
+    func withMigrator<T>(_ body: (Migrator) async throws -> T) async throws -> T {
+        try await makePool(databaseURL: try requireDatabaseURL()).using { pool in
+            try await body(try makeMigrator(pool: pool))
+        }
+    }
+
     /// The configured database URL; commands other than `dev` have no embedded default.
     func requireDatabaseURL() throws -> String {
         guard let url = configuration.databaseURL else {
@@ -105,6 +111,27 @@ struct CommandEnvironment {
             )
         }
         return url
+    }
+}
+
+extension EmbeddedPostgres {
+    /// Creates `database` unless it exists, and returns its URL.
+    func createDatabaseIfMissing(_ database: String, logger: Logger) async throws -> String {
+        let pool = try ConnectionPool(
+            configuration: .init(connectionString: url(database: defaultDatabase), maximumConnections: 1),
+            logger: logger
+        )
+        try await pool.using {
+            try await $0.withConnection { connection in
+                let exists: Bool =
+                    try connection.query("SELECT EXISTS (SELECT FROM pg_database WHERE datname = \(database))")
+                    .single?.decode(0) ?? false
+                if !exists {
+                    try connection.execute("CREATE DATABASE \(identifier: database)")
+                }
+            }
+        }
+        return url(database: database)
     }
 }
 

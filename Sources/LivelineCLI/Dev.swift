@@ -1,11 +1,11 @@
 import ActivityLifecycle
 import ArgumentParser
+import CanonicalJSON
 import EmbeddedPostgres
 import EventStore
 import Foundation
 import Hummingbird
 import NIOPosix
-import Postgres
 import ServiceLifecycle
 
 /// `liveline dev`: the embedded default. Without `DATABASE_URL`, starts a private PostgreSQL

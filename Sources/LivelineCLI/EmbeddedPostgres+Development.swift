@@ -2,7 +2,6 @@ import EmbeddedPostgres
 import Foundation
 import Logging
 import NIOPosix
-import Postgres
 import ServiceLifecycle
 
 extension EmbeddedPostgres {
@@ -32,25 +31,6 @@ extension EmbeddedPostgres {
         return try await NIOThreadPool.singleton.runIfActive {
             try EmbeddedPostgres.start(settings, logger: logger)
         }
-    }
-
-    /// Creates `database` unless it exists, and returns its URL.
-    func createDatabaseIfMissing(_ database: String, logger: Logger) async throws -> String {
-        let pool = try ConnectionPool(
-            configuration: .init(connectionString: url(database: defaultDatabase), maximumConnections: 1),
-            logger: logger
-        )
-        try await pool.using {
-            try await $0.withConnection { connection in
-                let exists: Bool =
-                    try connection.query("SELECT EXISTS (SELECT FROM pg_database WHERE datname = \(database))")
-                    .single?.decode(0) ?? false
-                if !exists {
-                    try connection.execute("CREATE DATABASE \(identifier: database)")
-                }
-            }
-        }
-        return url(database: database)
     }
 }
 

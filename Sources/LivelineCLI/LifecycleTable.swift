@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import ArgumentParser
+import CanonicalJSON
 
 /// `liveline lifecycle`: prints the state machine's transition table and state diagram, computed
 /// from the code itself (the generated part of docs/lifecycle.md).

@@ -1,6 +1,5 @@
 import ArgumentParser
 import EventStore
-import Postgres
 
 /// `liveline migrate`: applies pending migrations to `DATABASE_URL`.
 struct Migrate: AsyncParsableCommand {
@@ -11,10 +10,7 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let environment = try CommandEnvironment.make(options)
-            let pool = try environment.makePool(databaseURL: try environment.requireDatabaseURL())
-            let applied = try await pool.using { pool in
-                try await environment.makeMigrator(pool: pool).migrate(logger: environment.logger)
-            }
+            let applied = try await environment.withMigrator { try await $0.migrate(logger: environment.logger) }
             print(
                 applied.isEmpty
                     ? "database is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))"

@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import ArgumentParser
+import CanonicalJSON
 import EventLogTools
 import EventStore
 import Foundation

@@ -1,10 +1,10 @@
-public import ActivityLifecycle
+import ActivityLifecycle
+public import CanonicalJSON
 public import EventStore
 public import Hummingbird
 public import Logging
 import OpenAPIHummingbird
 import OpenAPIRuntime
-public import Postgres
 public import Prometheus
 public import ServiceLifecycle
 
@@ -14,7 +14,7 @@ public struct APIDependencies: Sendable {
     /// Compared with the database by `/readyz`.
     public var migrator: Migrator
     /// Wakes the event stream when events are appended.
-    public var listener: NotificationListener
+    public var listener: AppendListener
     /// The key of the admin operations; `nil` turns them off.
     public var adminKey: String?
     /// Served at `/metrics`; the process's metrics factory should write into it.
@@ -25,7 +25,7 @@ public struct APIDependencies: Sendable {
     public init(
         store: EventStore,
         migrator: Migrator,
-        listener: NotificationListener,
+        listener: AppendListener,
         adminKey: String?,
         metrics: PrometheusCollectorRegistry,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now

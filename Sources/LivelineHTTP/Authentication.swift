@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import Crypto
 import EventStore
 import Foundation

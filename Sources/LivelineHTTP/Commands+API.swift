@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 
 /// Request bodies (generated from openapi.yaml) as commands, with the rules the schema types
 /// cannot say themselves. Sizes, timestamps and states are the state machine's to judge.

@@ -1,7 +1,7 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Foundation
-import Postgres
 
 extension LivelineAPI {
     func createApp(_ input: Operations.CreateApp.Input) async throws -> Operations.CreateApp.Output {
@@ -18,7 +18,7 @@ extension LivelineAPI {
         )
         do {
             try await store.createApp(body.appId, settings, by: .adminAPI)
-        } catch let error as PostgresError where error.isUniqueViolation {
+        } catch EventStoreError.appExists {
             throw Problem.appExists(body.appId)
         }
         return .created(.init(body: .json(.init(try await summary(of: body.appId)))))

@@ -1,8 +1,8 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Foundation
 import OpenAPIRuntime
-import Postgres
 import ServiceLifecycle
 
 extension LivelineAPI {
@@ -49,7 +49,7 @@ struct EventFeedStream: AsyncSequence, Sendable {
     static let batchSize = 100
 
     let store: EventStore
-    let listener: NotificationListener
+    let listener: AppendListener
     let app: AppID
     let after: Int64
 

@@ -1,9 +1,9 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
-import Postgres
 import Prometheus
 
 extension LivelineAPI {
@@ -15,7 +15,7 @@ extension LivelineAPI {
         let status: Migrator.Status
         do {
             status = try await dependencies.migrator.status()
-        } catch let error as PostgresError {
+        } catch let error as EventStoreError {
             logger.warning("readiness check failed", metadata: ["error": "\(String(reflecting: error))"])
             throw Problem.databaseUnavailable
         } catch let error as MigrationError {
@@ -40,7 +40,7 @@ extension LivelineAPI {
                 registry.makeGauge(descriptor: Self.openActivities, labels: [("state", state.rawValue)])
                     .set(Double(open[state, default: 0]))
             }
-        } catch let error as PostgresError {
+        } catch let error as EventStoreError {
             // The other metrics still matter most when the database is away.
             logger.warning("could not count open activities", metadata: ["error": "\(error)"])
         }

@@ -1,11 +1,11 @@
 import ActivityLifecycle
+import CanonicalJSON
 import Crypto
 import EventStore
 import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
-import Postgres
 import Prometheus
 
 /// The operations of openapi.yaml. Each handler reads its input, runs one store call and shapes
@@ -24,7 +24,7 @@ struct LivelineAPI: APIProtocol {
         guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
         let app = try Caller.app()
         let key = try input.headers.idempotencyKey.map(IdempotencyKeys.validated)
-        let activity = body.activityId ?? IdempotencyKeys.activityID(app: app, key: key)
+        let activity = body.activityId ?? ActivityID.generated(for: app, idempotencyKey: key)
         let stored = try await run(
             .request(try Command.Request(body)),
             on: StreamID(app: app, activity: activity),
@@ -190,8 +190,7 @@ struct LivelineAPI: APIProtocol {
     }
 }
 
-/// `Idempotency-Key`: its syntax, the digest binding it to one request, and the activity id it
-/// stands for when a request names none.
+/// `Idempotency-Key`: its syntax, and the digest binding it to one request.
 enum IdempotencyKeys {
     static func validated(_ key: String) throws -> String {
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
@@ -216,16 +215,5 @@ enum IdempotencyKeys {
         hash.update(data: Array("\(operation)\n\(activity)\n\(ifMatch ?? "")\n".utf8))
         hash.update(data: try encoder.encode(body))
         return Array(hash.finalize())
-    }
-
-    /// A generated id: random, or — with an idempotency key — derived from it, so that a retry
-    /// names the same activity. Both are UUIDs in lowercase.
-    static func activityID(app: AppID, key: String?) -> ActivityID {
-        guard let key else { return ActivityID(uncheckedRawValue: UUID().uuidString.lowercased()) }
-        var bytes = Array(SHA256.hash(data: Array("\(app)\n\(key)".utf8)).prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x80  // version 8: custom
-        bytes[8] = (bytes[8] & 0x3F) | 0x80  // the RFC 9562 variant
-        let uuid = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-        return ActivityID(uncheckedRawValue: uuid.uuidString.lowercased())
     }
 }

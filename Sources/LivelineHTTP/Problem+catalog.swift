@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import HTTPTypes
 
@@ -52,7 +53,11 @@ extension Problem {
             )
         case .unknownApp(let app):
             self = .appNotFound(app)
-        case .unreadableRow, .replayInProgress, .corruptStream:
+        case .appExists(let app):
+            self = .appExists(app)
+        case .databaseUnavailable:
+            self = .databaseUnavailable
+        case .unreadableRow, .replayInProgress, .corruptStream, .databaseFailure:
             return nil
         }
     }

@@ -1,4 +1,5 @@
-public import ActivityLifecycle
+import ActivityLifecycle
+public import CanonicalJSON
 public import HTTPTypes
 public import Hummingbird
 public import OpenAPIRuntime

@@ -1,10 +1,10 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
-import Postgres
 
 /// The outermost OpenAPI middleware: answers every error of an operation — bad input found by
 /// the generated decoders, refusals of the handlers, failures of the database — with a problem.
@@ -35,11 +35,14 @@ struct ProblemResponses: ServerMiddleware {
             return problem
         case let decoding as DecodingError:
             return Self.problem(for: decoding)
+        case EventStoreError.databaseUnavailable(let failure):
+            logger.warning(
+                "database unavailable",
+                metadata: ["operation": "\(operationID)", "error": "\(failure.details)"]
+            )
+            return .databaseUnavailable
         case let storeError as EventStoreError:
             if let problem = Problem(storeError) { return problem }
-        case let postgres as PostgresError where postgres.isConnectionFailure:
-            logger.warning("database unavailable", metadata: ["operation": "\(operationID)", "error": "\(postgres)"])
-            return .databaseUnavailable
         default:
             // Errors of the OpenAPI runtime itself (its type is internal) are about the request:
             // a wrong content type, a missing body or a parameter that does not parse.

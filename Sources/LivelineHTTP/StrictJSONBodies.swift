@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import HTTPTypes
 import OpenAPIRuntime
 

@@ -64,10 +64,27 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             sql += String(value)
         }
 
+        /// The columns of `columns`, comma-separated in the order of its cases, each prefixed with
+        /// `table` (`e.`): a list that several statements select and one decoder reads. Only
+        /// the program's literals can come of it.
+        public mutating func appendInterpolation<Columns: SQLColumns>(
+            columnsOf columns: Columns.Type,
+            in table: StaticString = ""
+        ) {
+            sql += columns.allCases.map { "\(table)\($0.sql)" }.joined(separator: ", ")
+        }
+
         /// A quoted identifier (database, role or table name), for the statements that cannot
         /// take parameters, such as `CREATE DATABASE`. Quoting makes any text a single name.
         public mutating func appendInterpolation(identifier: String) {
             sql += "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
     }
+}
+
+/// The columns a statement selects, named once as the cases of an enum (in the order they are
+/// selected) so that the statements and the code that reads their rows agree.
+public protocol SQLColumns: CaseIterable {
+    /// The column, or an expression over it, as the statement selects it.
+    var sql: StaticString { get }
 }

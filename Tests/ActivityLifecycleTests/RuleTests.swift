@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import Testing
 
 /// Content whose encoded `attributes` + `contentState` is exactly `size` bytes.

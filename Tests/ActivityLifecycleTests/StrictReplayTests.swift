@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import Testing
 
 @Suite("Rule 10: strict replay")

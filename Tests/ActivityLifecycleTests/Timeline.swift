@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 
 /// One activity's life under test: a simulated clock, the activity as decided so far, and its
 /// events. Every accepted decision is folded with `evolve`, so an illegal event fails the test.

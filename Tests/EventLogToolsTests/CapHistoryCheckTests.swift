@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventLogTools
 import EventStore
 import PropertyBased

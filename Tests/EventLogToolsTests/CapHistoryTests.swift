@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EmbeddedPostgres
 import EventLogTools
 import EventStore

@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Foundation
 import Postgres

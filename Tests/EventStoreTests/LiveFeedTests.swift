@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Postgres
 import TestSupport
@@ -20,10 +21,10 @@ struct LiveFeedTests {
                     while !listener.isListening { try await Task.sleep(for: .milliseconds(10)) }
 
                     // The notification itself: an append advances the channel's generation.
-                    let generation = listener.generation(of: AppendNotifier.channel)
+                    let generation = listener.generation
                     try await writer.execute(requestCommand(), on: fixture.stream("first"), at: fixture.now)
                     #expect(
-                        await listener.wait(on: AppendNotifier.channel, after: generation, timeout: .seconds(60))
+                        await listener.wait(after: generation, timeout: .seconds(60))
                             > generation
                     )
 
@@ -84,12 +85,12 @@ struct LiveFeedTests {
                 group.addTask { try await notifier.run() }
 
                 // The session's first generation is its own (it advances on connecting): wait past it.
-                let before = await listener.wait(on: AppendNotifier.channel, after: 0, timeout: .seconds(30))
+                let before = await listener.wait(after: 0, timeout: .seconds(30))
                 let clock = ContinuousClock()
                 let start = clock.now
                 // The first append after a quiet spell is announced at once.
                 notifier.eventsAppended()
-                let first = await listener.wait(on: AppendNotifier.channel, after: before, timeout: .seconds(30))
+                let first = await listener.wait(after: before, timeout: .seconds(30))
                 #expect(first == before + 1)
                 // Then an append every millisecond for half a second: one notification per interval.
                 let burstStart = clock.now
@@ -100,9 +101,9 @@ struct LiveFeedTests {
                 let elapsed = start.duration(to: clock.now)
                 // The burst is announced too, at the latest one interval after its last append
                 // (waited for generously: a loaded machine may be slow to deliver it).
-                await listener.wait(on: AppendNotifier.channel, after: first, timeout: .seconds(30))
+                await listener.wait(after: first, timeout: .seconds(30))
                 try await Task.sleep(for: interval * 3)
-                let notifications = listener.generation(of: AppendNotifier.channel) - before
+                let notifications = listener.generation - before
                 #expect(notifications >= 2)
                 #expect(notifications <= UInt64(elapsed / interval) + 2)
                 group.cancelAll()

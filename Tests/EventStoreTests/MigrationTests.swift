@@ -113,7 +113,7 @@ struct MigrationTests {
         )
         try await TestDatabase.withPool(database) { pool in
             let migrator = Migrator(migrations: migrations + [broken], pool: pool)
-            await #expect(throws: PostgresError.self) { try await migrator.migrate(logger: TestDatabase.logger) }
+            await #expect(throws: EventStoreError.self) { try await migrator.migrate(logger: TestDatabase.logger) }
             #expect(try await appliedRows(pool) == migrations.map(\.version))
             let exists: Bool? = try await pool.withConnection {
                 try $0.query("SELECT to_regclass('half_done') IS NOT NULL").single?.decode(0)

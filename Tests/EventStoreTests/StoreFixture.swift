@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Postgres
 import TestSupport
@@ -29,12 +30,8 @@ struct StoreFixture {
     }
 
     /// A listener on the channel the store's notifier uses (run it to start listening).
-    func makeListener() throws -> NotificationListener {
-        try NotificationListener(
-            connectionString: database,
-            channels: [AppendNotifier.channel],
-            logger: TestDatabase.logger
-        )
+    func makeListener() throws -> AppendListener {
+        try AppendListener(connectionString: database, logger: TestDatabase.logger)
     }
 
     func stream(_ id: String) -> StreamID {

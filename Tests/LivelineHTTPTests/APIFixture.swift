@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import EventStore
 import Foundation
 import HTTPTypes
@@ -43,11 +44,7 @@ struct APIFixture: Sendable {
             configuration: .init(connectionString: database, maximumConnections: 4, checkoutTimeout: .seconds(5)),
             logger: TestDatabase.logger
         )
-        let listener = try NotificationListener(
-            connectionString: database,
-            channels: [AppendNotifier.channel],
-            logger: TestDatabase.logger
-        )
+        let listener = try AppendListener(connectionString: database, logger: TestDatabase.logger)
         let notifier = AppendNotifier(pool: pool)
         let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: LifecyclePolicy()), notifier: notifier)
         let clock = TestClock()

@@ -1,4 +1,6 @@
 import ActivityLifecycle
+import CanonicalJSON
+import EventLogTools
 import EventStore
 import Foundation
 import HTTPTypes

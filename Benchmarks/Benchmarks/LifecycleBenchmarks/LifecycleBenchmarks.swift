@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import Benchmark
+import CanonicalJSON
 
 /// Throughput of the state machine: strict folding of stored streams (what replay and verify
 /// do per event) and deciding commands (what every API call does once).

@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// Something asked of an activity, by the app, its device, or the system (time).
 public enum Command: Hashable, Sendable {
     /// The app asks for a new activity.

@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// What a Live Activity shows: the state its `ContentState` decodes, and when it goes stale.
 public struct ActivityContent: Hashable, Sendable {
     /// The JSON object the app's `ContentState` decodes.

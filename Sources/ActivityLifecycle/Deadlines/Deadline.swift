@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// The next time-driven transition of an activity and when it is due.
 public struct Deadline: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {

@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 extension Lifecycle {
     /// The next time-driven transition, or `nil` for a dismissed activity.
     ///

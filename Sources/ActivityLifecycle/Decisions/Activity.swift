@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// The state of one activity: what folding its stream yields.
 public struct Activity: Hashable, Sendable {
     public var state: ActivityState

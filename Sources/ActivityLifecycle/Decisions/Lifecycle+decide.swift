@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 extension Lifecycle {
     /// What `command` does to `activity` (`nil`: it does not exist yet) at `now`: the events to
     /// append, in order, or why it is refused.

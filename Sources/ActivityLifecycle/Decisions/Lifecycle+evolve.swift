@@ -1,3 +1,5 @@
+import CanonicalJSON
+
 /// Why an event cannot follow the state it was folded onto: the machine would never have
 /// produced it.
 public struct IllegalEvent: Error, Hashable, Sendable, CustomStringConvertible {

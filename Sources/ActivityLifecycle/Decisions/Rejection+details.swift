@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 extension Rejection {
     /// What a person needs to act on the rejection, as JSON: limits, counts, sizes, times.
     /// Stored with rejections and idempotency outcomes, and shown in problem responses.

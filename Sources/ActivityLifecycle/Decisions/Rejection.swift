@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// Why a command was refused: a stable code for machines and what a person needs to act.
 public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
     /// No activity with that id (or not the caller's).

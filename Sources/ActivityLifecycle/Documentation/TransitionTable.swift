@@ -1,3 +1,5 @@
+import CanonicalJSON
+
 /// The state × command table of the lifecycle, computed by running `decide` on a
 /// representative activity in each state, so the published table is the code's own behaviour.
 public struct TransitionTable: Sendable {

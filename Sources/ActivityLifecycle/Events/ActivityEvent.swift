@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// One fact in an activity's stream.
 public struct ActivityEvent: Hashable, Sendable {
     /// Position in the stream: 1, 2, 3, … without gaps.

@@ -1,4 +1,5 @@
-public import ActivityLifecycle
+import ActivityLifecycle
+public import CanonicalJSON
 import Postgres
 
 /// The `data` of each event type (documented in docs/event-log.md), to and from JSON. Written

@@ -1,67 +1,66 @@
 import ActivityLifecycle
-import Postgres
+import CanonicalJSON
+package import Postgres
 
 /// The one place that maps an `Activity` to the columns of `activities`: read from the
 /// `liveline_activity_rows` view (typed, binary), written as the JSON object that
 /// `liveline_append` hands to `jsonb_populate_record`, or as a `COPY` row (replay).
-enum ProjectionRow {
-    /// The number of columns of `liveline_activity_rows`, read by `stored(from:at:)`.
-    static var columnCount: Int { columnNames.count }
-
+package enum ProjectionRow {
     /// The activity in the columns of `liveline_activity_rows` starting at `offset`, or `nil`
     /// when they are NULL (a left join that found no activity).
-    static func stored(from row: PostgresRow, at offset: Int) throws -> StoredActivity? {
-        func column<T: PostgresDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T {
-            try row.decode(offset + index, as: type)
+    package static func stored(from row: PostgresRow, at offset: Int) throws -> StoredActivity? {
+        func column<T: PostgresDecodable>(_ column: Column, as type: T.Type = T.self) throws -> T {
+            try row.decode(offset + column.rawValue, as: type)
         }
-        func timestamp(_ index: Int) throws -> Timestamp? {
-            try column(index, as: PostgresTimestamp?.self).map(Timestamp.init)
+        func timestamp(_ name: Column) throws -> Timestamp? {
+            try column(name, as: PostgresTimestamp?.self).map(Timestamp.init)
         }
-        func json(_ index: Int) throws -> JSONObject {
+        func json(_ name: Column) throws -> JSONObject {
             do {
-                return try JSONParser.parseObject(column(index, as: JSONB.self).utf8)
+                return try JSONParser.parseObject(column(name, as: JSONB.self).utf8)
             } catch {
                 throw EventStoreError.unreadableRow("activities: \(error)")
             }
         }
-        func parsed<T>(_ index: Int, _ make: (String) -> T?) throws -> T? {
-            guard let text = try column(index, as: String?.self) else { return nil }
+        func parsed<T>(_ name: Column, _ make: (String) -> T?) throws -> T? {
+            guard let text = try column(name, as: String?.self) else { return nil }
             guard let value = make(text) else { throw EventStoreError.unreadableRow("activities: \"\(text)\"") }
             return value
         }
-        guard let app = try parsed(0, AppID.init(rawValue:)) else { return nil }
-        guard let activityID = try parsed(1, ActivityID.init(rawValue:)),
-            let state = try parsed(2, ActivityState.init(rawValue:)),
-            let requestedAt = try timestamp(14), let lastEventAt = try timestamp(21)
+        guard let app = try parsed(.appID, AppID.init(rawValue:)) else { return nil }
+        guard let activityID = try parsed(.activityID, ActivityID.init(rawValue:)),
+            let state = try parsed(.state, ActivityState.init(rawValue:)),
+            let requestedAt = try timestamp(.requestedAt), let lastEventAt = try timestamp(.lastEventAt)
         else { throw EventStoreError.unreadableRow("activities: missing columns") }
-        let deadlineKind = try parsed(20, Deadline.Kind.init(rawValue:))
-        let deadlineAt = try timestamp(19)
+        let deadlineKind = try parsed(.nextDeadlineKind, Deadline.Kind.init(rawValue:))
+        let deadlineAt = try timestamp(.nextDeadlineAt)
         let activity = Activity(
             state: state,
-            version: try column(3),
-            activityType: try column(4),
-            attributes: try json(5),
+            version: try column(.version),
+            activityType: try column(.activityType),
+            attributes: try json(.attributes),
             content: ActivityContent(
-                contentState: try json(6),
-                staleDate: try timestamp(7),
-                relevanceScore: try column(8, as: Double?.self).flatMap(RelevanceScore.init)
+                contentState: try json(.contentState),
+                staleDate: try timestamp(.staleDate),
+                relevanceScore: try column(.relevanceScore, as: Double?.self).flatMap(RelevanceScore.init)
             ),
-            startDate: try timestamp(12),
-            pushType: try parsed(9, PushType.init(rawValue:)),
-            style: try parsed(22, ActivityStyle.init(rawValue:)),
-            deviceID: try parsed(11, DeviceID.init(rawValue:)),
-            pushToken: try column(10),
+            startDate: try timestamp(.startDate),
+            pushType: try parsed(.pushType, PushType.init(rawValue:)),
+            style: try parsed(.style, ActivityStyle.init(rawValue:)),
+            deviceID: try parsed(.deviceID, DeviceID.init(rawValue:)),
+            pushToken: try column(.pushToken),
             requestedAt: requestedAt,
-            activatedAt: try timestamp(15),
-            endedAt: try timestamp(16),
-            endReason: try parsed(23, EndReason.init(rawValue:)),
-            dismissedAt: try timestamp(17),
-            dismissalDate: try timestamp(18),
-            lastTimestamp: try timestamp(13),
+            activatedAt: try timestamp(.activatedAt),
+            endedAt: try timestamp(.endedAt),
+            endReason: try parsed(.endReason, EndReason.init(rawValue:)),
+            dismissedAt: try timestamp(.dismissedAt),
+            dismissalDate: try timestamp(.dismissalDate),
+            lastTimestamp: try timestamp(.lastTimestamp),
             lastEventAt: lastEventAt,
-            recentHighPriorityUpdates: try column(24, as: PostgresArray<PostgresTimestamp>.self).elements.map(
-                Timestamp.init
-            )
+            recentHighPriorityUpdates: try column(.priorityUpdates, as: PostgresArray<PostgresTimestamp>.self).elements
+                .map(
+                    Timestamp.init
+                )
         )
         return StoredActivity(
             stream: StreamID(app: app, activity: activityID),
@@ -72,12 +71,50 @@ enum ProjectionRow {
 
     /// The columns of `liveline_activity_rows`, in order: what `stored(from:at:)` reads and
     /// `json` and `copy` write.
-    static let columnNames = [
-        "app_id", "activity_id", "state", "version", "activity_type", "attributes", "content_state", "stale_date",
-        "relevance_score", "push_type", "push_token", "device_id", "start_date", "last_timestamp", "requested_at",
-        "activated_at", "ended_at", "dismissed_at", "dismissal_date", "next_deadline_at", "next_deadline_kind",
-        "last_event_at", "style", "end_reason", "priority_updates",
-    ]
+    package enum Column: Int, SQLColumns {
+        case appID, activityID, state, version, activityType, attributes, contentState, staleDate
+        case relevanceScore, pushType, pushToken, deviceID, startDate, lastTimestamp, requestedAt, activatedAt
+        case endedAt, dismissedAt, dismissalDate, nextDeadlineAt, nextDeadlineKind, lastEventAt, style, endReason,
+            priorityUpdates
+
+        package var sql: StaticString {
+            switch self {
+            case .appID: "app_id"
+            case .activityID: "activity_id"
+            case .state: "state"
+            case .version: "version"
+            case .activityType: "activity_type"
+            case .attributes: "attributes"
+            case .contentState: "content_state"
+            case .staleDate: "stale_date"
+            case .relevanceScore: "relevance_score"
+            case .pushType: "push_type"
+            case .pushToken: "push_token"
+            case .deviceID: "device_id"
+            case .startDate: "start_date"
+            case .lastTimestamp: "last_timestamp"
+            case .requestedAt: "requested_at"
+            case .activatedAt: "activated_at"
+            case .endedAt: "ended_at"
+            case .dismissedAt: "dismissed_at"
+            case .dismissalDate: "dismissal_date"
+            case .nextDeadlineAt: "next_deadline_at"
+            case .nextDeadlineKind: "next_deadline_kind"
+            case .lastEventAt: "last_event_at"
+            case .style: "style"
+            case .endReason: "end_reason"
+            case .priorityUpdates: "priority_updates"
+            }
+        }
+    }
+
+    /// The column names, in order, for `COPY`.
+    package static let columnNames = columns.map { "\($0.sql)" }
+
+    /// How many columns a row has, for a query that selects columns after them.
+    package static var columnCount: Int { columns.count }
+
+    private static let columns = Column.allCases
 
     /// One column's value, as the row is written.
     enum Value {
@@ -114,34 +151,49 @@ enum ProjectionRow {
         }
     }
 
-    /// The row's values, in the order of `columnNames`.
-    static func values(_ stored: StoredActivity) -> [Value] {
+    /// One column's value of the activity's row.
+    private static func value(of column: Column, in stored: StoredActivity) -> Value {
         let activity = stored.activity
-        return [
-            .text(stored.stream.app.rawValue), .text(stored.stream.activity.rawValue), .text(activity.state.rawValue),
-            .integer(activity.version), .text(activity.activityType), .object(activity.attributes),
-            .object(activity.content.contentState), .time(activity.content.staleDate),
-            .number(activity.content.relevanceScore?.value), .text(activity.pushType?.rawValue),
-            .text(activity.pushToken), .text(activity.deviceID?.rawValue), .time(activity.startDate),
-            .time(activity.lastTimestamp), .time(activity.requestedAt), .time(activity.activatedAt),
-            .time(activity.endedAt), .time(activity.dismissedAt), .time(activity.dismissalDate),
-            .time(stored.nextDeadline?.due), .text(stored.nextDeadline?.kind.rawValue), .time(activity.lastEventAt),
-            .text(activity.style?.rawValue), .text(activity.endReason?.rawValue),
-            .times(activity.recentHighPriorityUpdates),
-        ]
+        return switch column {
+        case .appID: .text(stored.stream.app.rawValue)
+        case .activityID: .text(stored.stream.activity.rawValue)
+        case .state: .text(activity.state.rawValue)
+        case .version: .integer(activity.version)
+        case .activityType: .text(activity.activityType)
+        case .attributes: .object(activity.attributes)
+        case .contentState: .object(activity.content.contentState)
+        case .staleDate: .time(activity.content.staleDate)
+        case .relevanceScore: .number(activity.content.relevanceScore?.value)
+        case .pushType: .text(activity.pushType?.rawValue)
+        case .pushToken: .text(activity.pushToken)
+        case .deviceID: .text(activity.deviceID?.rawValue)
+        case .startDate: .time(activity.startDate)
+        case .lastTimestamp: .time(activity.lastTimestamp)
+        case .requestedAt: .time(activity.requestedAt)
+        case .activatedAt: .time(activity.activatedAt)
+        case .endedAt: .time(activity.endedAt)
+        case .dismissedAt: .time(activity.dismissedAt)
+        case .dismissalDate: .time(activity.dismissalDate)
+        case .nextDeadlineAt: .time(stored.nextDeadline?.due)
+        case .nextDeadlineKind: .text(stored.nextDeadline?.kind.rawValue)
+        case .lastEventAt: .time(activity.lastEventAt)
+        case .style: .text(activity.style?.rawValue)
+        case .endReason: .text(activity.endReason?.rawValue)
+        case .priorityUpdates: .times(activity.recentHighPriorityUpdates)
+        }
     }
 
     /// The row as the JSON object `jsonb_populate_record(NULL::activities, …)` reads (in
     /// `liveline_append`, which fills in the stripes).
-    static func json(_ stored: StoredActivity) -> JSONB {
+    package static func json(_ stored: StoredActivity) -> JSONB {
         var row = JSONObjectWriter()
-        for (name, value) in zip(columnNames, values(stored)) { value.add(name, to: &row) }
+        for column in columns { value(of: column, in: stored).add(columnNames[column.rawValue], to: &row) }
         return JSONB(utf8: row.json)
     }
 
     /// Appends the row to `rows`, in the columns and order of `columnNames`.
-    static func copy(_ stored: StoredActivity, into rows: inout CopyTextRows) {
-        for value in values(stored) { value.appendField(to: &rows) }
+    package static func copy(_ stored: StoredActivity, into rows: inout CopyTextRows) {
+        for column in columns { value(of: column, in: stored).appendField(to: &rows) }
         rows.endRow()
     }
 }

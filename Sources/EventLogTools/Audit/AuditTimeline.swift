@@ -1,0 +1,149 @@
+public import ActivityLifecycle
+public import CanonicalJSON
+public import EventStore
+
+/// One line of an activity's audit: an event of its stream, with the state before and after it,
+/// or a command that was refused.
+public struct AuditEntry: Hashable, Sendable, Encodable {
+    /// The event's position in the log; `nil` for a refused command.
+    public let position: Int64?
+    public let version: Int?
+    public let occurredAt: Timestamp
+    public let recordedAt: Timestamp?
+    /// The event type, or `refused <command>`.
+    public let type: String
+    /// `app`, `device` or `system`; the cause of a refused command is not recorded.
+    public let cause: Cause?
+    public let stateBefore: ActivityState?
+    /// `nil` when the event could not be folded (see `problem`) or the command was refused.
+    public let stateAfter: ActivityState?
+    /// What mattered in it, for people: content, alert, priority, dismissal, refusal code.
+    public let summary: String
+    /// The event's `data`, or the refusal's details.
+    public let data: JSONObject
+    /// Why the state machine could not have produced this event (corruption), if so.
+    public let problem: String?
+
+    public init(
+        position: Int64?,
+        version: Int?,
+        occurredAt: Timestamp,
+        recordedAt: Timestamp?,
+        type: String,
+        cause: Cause?,
+        stateBefore: ActivityState?,
+        stateAfter: ActivityState?,
+        summary: String,
+        data: JSONObject,
+        problem: String?
+    ) {
+        self.position = position
+        self.version = version
+        self.occurredAt = occurredAt
+        self.recordedAt = recordedAt
+        self.type = type
+        self.cause = cause
+        self.stateBefore = stateBefore
+        self.stateAfter = stateAfter
+        self.summary = summary
+        self.data = data
+        self.problem = problem
+    }
+}
+
+/// An activity's timeline, built from its stream and its recorded refusals, folding each event
+/// through the state machine as replay does.
+public enum AuditTimeline {
+    public static func build(
+        events: [StoredEvent],
+        rejections: [RecordedRejection],
+        lifecycle: Lifecycle
+    ) -> [AuditEntry] {
+        var entries: [AuditEntry] = []
+        var activity: Activity?
+        var corrupt = false
+        for stored in events {
+            let before = activity?.state
+            var problem: String?
+            if !corrupt {
+                do {
+                    activity = try lifecycle.evolve(activity, with: stored.event)
+                } catch {
+                    problem = error.reason
+                    corrupt = true
+                }
+            }
+            entries.append(
+                AuditEntry(
+                    position: stored.position,
+                    version: stored.event.version,
+                    occurredAt: stored.event.occurredAt,
+                    recordedAt: stored.recordedAt,
+                    type: stored.event.type.rawValue,
+                    cause: stored.event.cause,
+                    stateBefore: corrupt && problem == nil ? nil : before,
+                    stateAfter: corrupt ? nil : activity?.state,
+                    summary: summary(of: stored.event.payload),
+                    data: stored.data,
+                    problem: problem
+                )
+            )
+        }
+        for rejection in rejections {
+            entries.append(
+                AuditEntry(
+                    position: nil,
+                    version: nil,
+                    occurredAt: rejection.occurredAt,
+                    recordedAt: nil,
+                    type: "refused \(rejection.command)",
+                    cause: nil,
+                    stateBefore: nil,
+                    stateAfter: nil,
+                    summary: rejection.code,
+                    data: JSONObject(rejection.details),
+                    problem: nil
+                )
+            )
+        }
+        // In time order; at one instant, events before refusals, events in stream order.
+        return entries.enumerated().sorted { left, right in
+            (left.element.occurredAt, left.element.position == nil ? 1 : 0, left.offset)
+                < (right.element.occurredAt, right.element.position == nil ? 1 : 0, right.offset)
+        }.map(\.element)
+    }
+
+    static func summary(of payload: EventPayload) -> String {
+        switch payload {
+        case .requested(let requested):
+            return [
+                "\(requested.activityType)", content(requested.content),
+                requested.startDate.map { "starts \($0)" }, requested.deviceID.map { "device \($0)" },
+            ].compactMap { $0 }.joined(separator: ", ")
+        case .started:
+            return "start date reached"
+        case .updated(let updated):
+            return [
+                content(updated.content), updated.alert.map { "alert \"\($0.title)\"" },
+                "priority \(updated.priority.rawValue)" + (updated.downgraded ? " (downgraded: budget spent)" : ""),
+            ].compactMap { $0 }.joined(separator: ", ")
+        case .becameStale:
+            return "stale date passed"
+        case .ended(let ended):
+            return [
+                ended.reason.rawValue, ended.content.map(content),
+                "dismissal \(ended.dismissalPolicy.rawValue) at \(ended.dismissalDate)",
+            ].compactMap { $0 }.joined(separator: ", ")
+        case .dismissed(let dismissed):
+            return dismissed.reason.rawValue
+        case .pushTokenChanged(let changed):
+            return "push token …\(changed.pushToken.suffix(8))"
+        }
+    }
+
+    private static func content(_ content: ActivityContent) -> String {
+        let json = String(decoding: content.contentState.canonicalJSON, as: UTF8.self)
+        let shown = json.count > 60 ? json.prefix(59) + "…" : Substring(json)
+        return "content \(shown)" + (content.staleDate.map { ", stale at \($0)" } ?? "")
+    }
+}

@@ -1,0 +1,112 @@
+public import ActivityLifecycle
+import Postgres
+
+/// An app's settings: its caps and update budget.
+public struct AppSettings: Hashable, Sendable {
+    public var bundleID: String
+    public var maxOpen: Int
+    public var maxOpenPerDevice: Int?
+    public var priorityBudgetPerHour: Int
+    public var frequentUpdates: Bool
+
+    public init(
+        bundleID: String,
+        maxOpen: Int = LifecyclePolicy.standard.defaultMaxOpen,
+        maxOpenPerDevice: Int? = nil,
+        priorityBudgetPerHour: Int = LifecyclePolicy.standard.defaultPriorityBudgetPerHour,
+        frequentUpdates: Bool = false
+    ) {
+        self.bundleID = bundleID
+        self.maxOpen = maxOpen
+        self.maxOpenPerDevice = maxOpenPerDevice
+        self.priorityBudgetPerHour = priorityBudgetPerHour
+        self.frequentUpdates = frequentUpdates
+    }
+}
+
+/// A setting outside what an app may have; `field` names it as the API does (`maxOpen`).
+public struct InvalidAppSettings: Error, Hashable, Sendable, CustomStringConvertible {
+    public let field: String
+    public let reason: String
+
+    public var description: String { "\(field) \(reason)" }
+}
+
+extension AppSettings {
+    /// The largest count a cap or budget may have: the database keeps them in 32 bits.
+    public static let maximumCount = Int(Int32.max)
+
+    /// Checks the rules every app's settings follow, whoever sets them (the admin API or
+    /// `liveline apps`).
+    public func validated() throws(InvalidAppSettings) -> AppSettings {
+        guard (1...255).contains(bundleID.utf8.count) else {
+            throw InvalidAppSettings(field: "bundleId", reason: "must be 1–255 bytes")
+        }
+        try Self.check(maxOpen, field: "maxOpen", minimum: 0)
+        if let maxOpenPerDevice { try Self.check(maxOpenPerDevice, field: "maxOpenPerDevice", minimum: 1) }
+        try Self.check(priorityBudgetPerHour, field: "priorityBudgetPerHour", minimum: 0)
+        return self
+    }
+
+    /// Checks a count setting: between `minimum` and `maximumCount`.
+    public static func check(_ value: Int, field: String, minimum: Int) throws(InvalidAppSettings) {
+        guard value >= minimum, value <= maximumCount else {
+            throw InvalidAppSettings(field: field, reason: "must be between \(minimum) and \(maximumCount)")
+        }
+    }
+}
+
+extension EventStore {
+    /// Creates an app with its settings (and its open count, at zero).
+    /// - Throws: `EventStoreError.appExists` when the id is taken.
+    public func createApp(_ app: AppID, _ settings: AppSettings, by actor: AdminActor) async throws {
+        try await administering(actor) { connection in
+            do {
+                try AppQueries.createApp(app, settings, connection)
+            } catch let error as PostgresError where error.isUniqueViolation {
+                throw EventStoreError.appExists(app)
+            }
+        }
+    }
+
+    /// Changes an app's caps and budget. Lowering a cap below the open count refuses new
+    /// activities until the count is below the new cap; it never closes any.
+    public func updateApp(_ app: AppID, _ settings: AppSettings, by actor: AdminActor) async throws {
+        let updated = try await administering(actor) { try AppQueries.updateApp(app, settings, $0) }
+        guard updated else { throw EventStoreError.unknownApp(app) }
+    }
+
+    public func appSettings(_ app: AppID) async throws -> AppSettings? {
+        try await withConnection { try AppQueries.appSettings(app, $0) }
+    }
+
+    /// Sets the service-wide cap on open activities, spreading it over the global count's stripes.
+    public func setGlobalMaxOpen(_ limit: Int, by actor: AdminActor) async throws {
+        precondition(limit >= 0 && limit <= Int(Int32.max), "the global cap must fit a 32-bit count")
+        try await administering(actor) { try AppQueries.setGlobalMaxOpen(limit, $0) }
+    }
+
+    /// The open counts as kept by the caps: per app, and the global total.
+    public func openCounts(of app: AppID) async throws -> (app: Int, global: Int) {
+        try await withConnection { try AppQueries.openCounts(of: app, $0) }
+    }
+}
+
+/// An app as the admin API shows it: its settings and how many of its activities are open.
+public struct AppSummary: Hashable, Sendable {
+    public let app: AppID
+    public let settings: AppSettings
+    public let openActivities: Int
+}
+
+extension EventStore {
+    /// Every app, by id.
+    public func apps() async throws -> [AppSummary] {
+        try await withConnection { try AppQueries.apps(only: nil, $0) }
+    }
+
+    /// One app, or `nil`.
+    public func app(_ app: AppID) async throws -> AppSummary? {
+        try await withConnection { try AppQueries.apps(only: app, $0).first }
+    }
+}

@@ -1,0 +1,23 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Metrics
+
+/// What the store counts: events appended by type, and refusals by code.
+enum StoreMetrics {
+    static func record(_ result: CommandResult) {
+        guard !result.isReplay else { return }
+        switch result.outcome {
+        case .accepted(_, let events):
+            recordAppended(events)
+        case .rejected(let rejection):
+            Counter(label: "liveline_rejections_total", dimensions: [("code", rejection.code)]).increment()
+        }
+    }
+
+    static func recordAppended(_ events: [StoredEvent]) {
+        for event in events {
+            Counter(label: "liveline_events_appended_total", dimensions: [("type", event.event.type.rawValue)])
+                .increment()
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import ActivityLifecycle
+public import CanonicalJSON
+import Foundation
+public import Logging
+public import Metrics
+import Postgres
+public import ServiceLifecycle
+
+/// Applies time-driven transitions as they come due (SPEC §5): claims due activities in
+/// batches, applies their deadlines through the state machine, and otherwise sleeps until the
+/// earliest deadline — or until an append anywhere (through `listener`) may have set an earlier
+/// one. Deadlines live in the database, so one missed while the server was down is applied when
+/// it comes back, with its original due time. Several workers may run at once (in one process
+/// or several): each deadline is applied exactly once. Run it as a `Service`.
+public struct DeadlineWorker: Service {
+    let store: EventStore
+    let listener: AppendListener?
+    let clock: @Sendable () -> Timestamp
+    let batchSize: Int
+    let logger: Logger
+    let metrics: any MetricsFactory
+
+    /// - Parameters:
+    ///   - listener: wakes the worker when events are appended; without one it looks again every
+    ///     second at most.
+    ///   - clock: the current time (injected, so tests control it).
+    ///   - metrics: where `liveline_deadlines_applied_total{kind}` and
+    ///     `liveline_deadline_lag_seconds` (time from due to recorded) go.
+    public init(
+        store: EventStore,
+        listener: AppendListener?,
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        batchSize: Int = 500,
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.store = store
+        self.listener = listener
+        self.clock = clock
+        self.batchSize = batchSize
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await runOnce()
+            }
+        }
+    }
+
+    /// Applies what is due, then waits until something may be due again.
+    func runOnce() async {
+        let generation = listener?.generation
+        do {
+            let applied = try await store.applyDueDeadlines(at: clock(), limit: batchSize)
+            if !applied.isEmpty {
+                logger.debug("applied deadlines", metadata: ["events": "\(applied.count)"])
+                record(applied)
+                return  // there may be more due: look again at once
+            }
+            let wait = try await store.earliestDeadline().map { $0 - clock() } ?? .seconds(3600)
+            await sleep(upTo: max(wait, .zero), after: generation)
+        } catch is CancellationError {
+            return
+        } catch {
+            logger.error(
+                "applying deadlines failed; retrying shortly",
+                metadata: ["error": "\(String(reflecting: error))"]
+            )
+            await sleep(upTo: .seconds(1), after: generation)
+        }
+    }
+
+    private func record(_ applied: [StoredEvent]) {
+        let lag = Timer(label: "liveline_deadline_lag_seconds", factory: metrics)
+        for stored in applied {
+            guard let kind = stored.event.deadlineKind else { continue }
+            Counter(label: "liveline_deadlines_applied_total", dimensions: [("kind", kind.rawValue)], factory: metrics)
+                .increment()
+            lag.recordNanoseconds((stored.recordedAt - stored.event.occurredAt).microseconds * 1_000)
+        }
+    }
+
+    private func sleep(upTo duration: Duration, after generation: UInt64?) async {
+        guard duration > .zero else { return }
+        if let listener, let generation, listener.isListening {
+            await listener.wait(after: generation, timeout: duration)
+        } else {
+            try? await Task.sleep(for: min(duration, .seconds(1)))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+public import ActivityLifecycle
+public import Postgres
+
+/// Liveline's storage: every command goes through one path — load the activity, `decide`,
+/// append the events with the projection and the cap counts in one statement.
+///
+/// The store is sorted by feature: `Commands/` (the command path and the one append step),
+/// `Reading/` (readers and the live feed), `Apps/` (apps, keys, the admin audit trail),
+/// `Deadlines/` (the deadline worker), `Schema/` (migrations); each keeps its SQL beside the code
+/// that runs it. `Rows/` maps the log's and the projection's columns for all of them, and for
+/// the operators' tools (`EventLogTools`), as `package` API.
+///
+/// Database failures leave the store as `EventStoreError`s: callers never see `PostgresError`.
+public struct EventStore: Sendable {
+    /// The connections the store borrows; `package` so that the operators' tools, which own
+    /// their SQL, run it on the same pool.
+    package let pool: ConnectionPool
+    public let lifecycle: Lifecycle
+    /// Told after every append, so that readers waiting for events wake up.
+    public let notifier: AppendNotifier?
+
+    /// - Parameter pool: the database's connections, set up by the process that owns them.
+    public init(pool: ConnectionPool, lifecycle: Lifecycle, notifier: AppendNotifier? = nil) {
+        self.pool = pool
+        self.lifecycle = lifecycle
+        self.notifier = notifier
+    }
+
+    /// Runs `body` on a pooled connection, on the pool's own thread; a database failure
+    /// becomes an `EventStoreError`.
+    package func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await EventStoreError.sealing { try await pool.withConnection(body) }
+    }
+
+    /// `withConnection`, in a transaction that commits when `body` returns.
+    package func withTransaction<T: Sendable>(
+        isolation: IsolationLevel = .readCommitted,
+        _ body: @escaping @Sendable (Connection) throws -> T
+    ) async throws -> T {
+        try await withConnection { connection in
+            try connection.transaction(isolation: isolation, body)
+        }
+    }
+
+    /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a
+    /// serialization conflict by rolling it back: nothing of it was written or acknowledged, so
+    /// deciding it again on the current state is safe. `attempt` is a whole transaction.
+    static func retryingDeadlocks<T>(_ attempt: () throws -> T) throws -> T {
+        for _ in 1..<3 {
+            do {
+                return try attempt()
+            } catch let error as PostgresError where error.isSerializationFailure {
+                continue
+            }
+        }
+        return try attempt()
+    }
+}

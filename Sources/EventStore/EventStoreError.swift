@@ -1,0 +1,86 @@
+public import ActivityLifecycle
+import Postgres
+
+/// Failures of the store that are not rejections by a rule. The database's own errors arrive
+/// here too (`databaseUnavailable`, `databaseFailure`), so that no caller of the store handles
+/// `PostgresError`.
+public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The activity's version was not the expected one: someone else appended first.
+    case versionConflict(expected: Int, actual: Int?)
+    /// The idempotency key was used before with a different request.
+    case idempotencyKeyReused(key: String)
+    /// No such app.
+    case unknownApp(AppID)
+    /// An app with this id exists already.
+    case appExists(AppID)
+    /// A stored row could not be read back (a bug or a hand-edited database).
+    case unreadableRow(String)
+    /// Another replay is running on the database.
+    case replayInProgress
+    /// A stream the state machine cannot fold (a hand-edited log).
+    case corruptStream(CorruptionError)
+    /// The database could not be reached, or the connection broke; trying again later may work.
+    case databaseUnavailable(DatabaseFailure)
+    /// The database refused or failed a statement, or no connection was free in time.
+    case databaseFailure(DatabaseFailure)
+
+    /// A database error at the store's boundary.
+    init(_ error: PostgresError) {
+        let failure = DatabaseFailure(
+            summary: error.description,
+            message: error.message,
+            details: error.debugDescription
+        )
+        self = error.isConnectionFailure ? .databaseUnavailable(failure) : .databaseFailure(failure)
+    }
+
+    /// Runs `body`, turning a database error into the store's: for the store's public API.
+    static func sealing<T>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError {
+            throw EventStoreError(error)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .versionConflict(let expected, let actual):
+            "version conflict: expected version \(expected), the activity is at \(actual.map(String.init) ?? "nothing")"
+        case .idempotencyKeyReused(let key):
+            "idempotency key \"\(key)\" was already used with a different request"
+        case .unknownApp(let app):
+            "no app \(app)"
+        case .appExists(let app):
+            "an app \(app) exists already"
+        case .unreadableRow(let reason):
+            "unreadable stored row: \(reason)"
+        case .replayInProgress:
+            "another replay is running on this database; try again when it has finished"
+        case .corruptStream(let corruption):
+            "the log cannot be folded: \(corruption)"
+        case .databaseUnavailable(let failure), .databaseFailure(let failure):
+            "\(failure.summary): \(failure.message)"
+        }
+    }
+
+    public var debugDescription: String {
+        switch self {
+        case .databaseUnavailable(let failure), .databaseFailure(let failure): failure.details
+        default: description
+        }
+    }
+}
+
+/// What the database said when it failed.
+public struct DatabaseFailure: Hashable, Sendable {
+    /// The kind of failure, safe to show to anyone (`database unavailable`).
+    public let summary: String
+    /// The database's or the driver's message, for operators.
+    public let message: String
+    /// Everything known (SQLSTATE, detail, hint, the statement), for logs.
+    public let details: String
+}

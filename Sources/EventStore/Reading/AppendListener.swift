@@ -1,0 +1,42 @@
+public import Logging
+import Postgres
+public import ServiceLifecycle
+
+/// Hears that events were appended by any Liveline process (the `AppendNotifier`'s `NOTIFY`),
+/// from a database session and a thread of its own, and wakes the readers and the deadline
+/// worker waiting for that. A wake-up means "look now", never "this is everything": a
+/// notification can be lost when the session breaks (it is reopened, and every waiter woken).
+/// Run it as a `Service`.
+public struct AppendListener: Service, Sendable {
+    private let listener: NotificationListener
+
+    /// - Throws: `EventStoreError.databaseFailure` when the connection string cannot be parsed.
+    public init(connectionString: String, logger: Logger) throws {
+        do {
+            listener = try NotificationListener(
+                connectionString: connectionString,
+                channels: [AppendNotifier.channel],
+                logger: logger
+            )
+        } catch let error as PostgresError {
+            throw EventStoreError(error)
+        }
+    }
+
+    public func run() async throws {
+        try await listener.run()
+    }
+
+    /// How many times appends were announced (or the session reopened) so far.
+    public var generation: UInt64 { listener.generation(of: AppendNotifier.channel) }
+
+    /// Whether the session is listening (it may still be connecting, or reconnecting).
+    public var isListening: Bool { listener.isListening }
+
+    /// Waits until appends are announced after `generation`, or `timeout` passes, or the task
+    /// is cancelled; returns the generation then.
+    @discardableResult
+    public func wait(after generation: UInt64, timeout: Duration) async -> UInt64 {
+        await listener.wait(on: AppendNotifier.channel, after: generation, timeout: timeout)
+    }
+}

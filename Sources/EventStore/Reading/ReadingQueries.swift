@@ -1,0 +1,157 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Foundation
+import Postgres
+
+/// The SQL of the readers: activities, pages of them, the log by stream and by position,
+/// rejections, and the counts `/metrics` shows.
+enum ReadingQueries {
+    static func activity(_ stream: StreamID, _ connection: Connection) throws -> StoredActivity? {
+        try connection.query(
+            """
+            SELECT * FROM liveline_activity_rows
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
+            """
+        ).single.flatMap { try ProjectionRow.stored(from: $0, at: 0) }
+    }
+
+    static func activities(_ streams: [StreamID], _ connection: Connection) throws -> [StoredActivity] {
+        try connection.query(
+            """
+            SELECT r.* FROM liveline_activity_rows r
+            JOIN unnest(\(PostgresArray(streams.map(\.app.rawValue))), \(PostgresArray(streams.map(\.activity.rawValue))))
+                AS wanted(app_id, activity_id)
+              ON r.app_id = wanted.app_id AND r.activity_id = wanted.activity_id
+            """
+        ).compactMap { try ProjectionRow.stored(from: $0, at: 0) }
+    }
+
+    static func activities(
+        of app: AppID,
+        in state: ActivityState?,
+        limit: Int,
+        after cursor: ActivityCursor?,
+        _ connection: Connection
+    ) throws -> [StoredActivity] {
+        // Newest first; the cursor is the (requested_at, activity_id) of the last row seen.
+        let after = cursor.map { PostgresTimestamp($0.requestedAt) }
+        let afterID = cursor?.activityID.rawValue
+        let rows: PostgresRows =
+            if let state {
+                try connection.query(
+                    """
+                    SELECT * FROM liveline_activity_rows p
+                    WHERE p.app_id = \(app.rawValue) AND p.state = \(state.rawValue)
+                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id) < (\(after), \(afterID)))
+                    ORDER BY p.requested_at DESC, p.activity_id DESC LIMIT \(limit)
+                    """
+                )
+            } else {
+                try connection.query(
+                    """
+                    SELECT * FROM liveline_activity_rows p
+                    WHERE p.app_id = \(app.rawValue)
+                      AND (\(after)::timestamptz IS NULL OR (p.requested_at, p.activity_id) < (\(after), \(afterID)))
+                    ORDER BY p.requested_at DESC, p.activity_id DESC LIMIT \(limit)
+                    """
+                )
+            }
+        return try rows.compactMap { try ProjectionRow.stored(from: $0, at: 0) }
+    }
+
+    static func projectionsWithoutEvents(limit: Int, _ connection: Connection) throws -> [StreamID] {
+        try connection.query(
+            """
+            SELECT a.app_id, a.activity_id FROM activities a
+            WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.app_id = a.app_id AND e.activity_id = a.activity_id)
+            ORDER BY a.app_id, a.activity_id LIMIT \(limit)
+            """
+        ).map { row in
+            StreamID(
+                app: AppID(uncheckedRawValue: try row.decode(0)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(1))
+            )
+        }
+    }
+
+    static func events(
+        of stream: StreamID,
+        throughVersion version: Int,
+        _ connection: Connection
+    ) throws -> [StoredEvent] {
+        try connection.query(
+            """
+            SELECT \(columnsOf: EventRow.Column.self)
+            FROM events
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue) AND version <= \(Int32(clamping: version))
+            ORDER BY version
+            """
+        ).map(EventRow.storedEvent)
+    }
+
+    static func events(after position: Int64, app: AppID, limit: Int, _ connection: Connection) throws -> [StoredEvent]
+    {
+        try connection.query(
+            """
+            SELECT \(columnsOf: EventRow.Column.self)
+            FROM events
+            WHERE app_id = \(app.rawValue) AND position > \(position) AND position < liveline_stable_position()
+            ORDER BY position LIMIT \(limit)
+            """
+        ).map(EventRow.storedEvent)
+    }
+
+    static func events(after position: Int64, limit: Int, _ connection: Connection) throws -> [StoredEvent] {
+        try connection.query(
+            """
+            SELECT \(columnsOf: EventRow.Column.self)
+            FROM events
+            WHERE position > \(position) AND position < liveline_stable_position()
+            ORDER BY position LIMIT \(limit)
+            """
+        ).map(EventRow.storedEvent)
+    }
+
+    static func rejections(
+        of app: AppID,
+        activity: ActivityID?,
+        code: String?,
+        limit: Int,
+        _ connection: Connection
+    ) throws -> [RecordedRejection] {
+        try connection.query(
+            """
+            SELECT activity_id, command, code, details, occurred_at FROM rejections
+            WHERE app_id = \(app.rawValue) AND (\(code)::text IS NULL OR code = \(code))
+              AND (\(activity?.rawValue)::text IS NULL OR activity_id = \(activity?.rawValue))
+            ORDER BY occurred_at DESC, id DESC LIMIT \(limit)
+            """
+        ).map { row in
+            RecordedRejection(
+                app: app,
+                activity: try row.decode(0),
+                command: try row.decode(1),
+                code: try row.decode(2),
+                details: try JSONDecoder().decode(
+                    [String: JSONValue].self,
+                    from: Data(row.decode(3, as: JSONB.self).utf8)
+                ),
+                occurredAt: Timestamp(try row.decode(4, as: PostgresTimestamp.self))
+            )
+        }
+    }
+
+    static func openActivitiesByState(_ connection: Connection) throws -> [ActivityState: Int] {
+        var counts: [ActivityState: Int] = [:]
+        for row in try connection.query(
+            """
+            SELECT state::text, count(*) FROM activities
+            WHERE state IN ('pending', 'active', 'stale') GROUP BY state
+            """
+        ) {
+            guard let state = ActivityState(rawValue: try row.decode(0)) else { continue }
+            counts[state] = try row.decode(1)
+        }
+        return counts
+    }
+}
