@@ -93,7 +93,14 @@ let package = Package(
         // cap history), audit. They own their SQL and run it on the store's pool.
         .target(
             name: "EventLogTools",
-            dependencies: ["ActivityLifecycle", "CanonicalJSON", "EventStore", "Postgres"],
+            dependencies: [
+                "ActivityLifecycle",
+                "CanonicalJSON",
+                "EventStore",
+                "Postgres",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The HTTP API on Hummingbird: `buildApplication(…)`. Its types and routing are generated

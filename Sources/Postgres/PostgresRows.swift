@@ -3,8 +3,10 @@ import Foundation
 
 /// The rows a statement returned. Owns the libpq result and frees it when released.
 ///
-/// Not thread-safe: decode the values you need inside the `Connection` body that ran the query.
-public final class PostgresRows: RandomAccessCollection {
+/// Read-only once made, so it may be read from several threads at once, as libpq allows for a
+/// result ("PGresult objects are normally read-only after creation, and so can be passed around
+/// freely between threads"); it needs no connection.
+public final class PostgresRows: RandomAccessCollection, @unchecked Sendable {
     private let result: OpaquePointer
     public let count: Int
     /// The number of rows the statement affected (INSERT, UPDATE, DELETE, …), or 0.

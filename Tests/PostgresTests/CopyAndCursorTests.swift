@@ -59,50 +59,6 @@ struct CopyAndCursorTests {
         }
     }
 
-    @Test("statements run while work runs on another thread: both values, and errors of either")
-    func overlap() async throws {
-        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
-            try await pool.withConnection { connection in
-                // Each side waits for the other: only running both at once gets past both waits.
-                let statementsRan = DispatchSemaphore(value: 0)
-                let workRan = DispatchSemaphore(value: 0)
-                var worked = 0
-                let (rows, value) = try connection.run { connection in
-                    let rows = try connection.query("SELECT generate_series(1, 3)::integer")
-                    statementsRan.signal()
-                    return (rows, workRan.wait(timeout: .now() + 10) == .success)
-                } while: {
-                    worked += 1
-                    defer { workRan.signal() }
-                    return statementsRan.wait(timeout: .now() + 10) == .success
-                }
-                #expect(try rows.0.map { try $0.decode(0, as: Int32.self) } == [1, 2, 3])
-                #expect(rows.1 && value && worked == 1)
-
-                struct WorkFailed: Error {}
-                #expect(throws: WorkFailed.self) {
-                    try connection.run {
-                        try $0.query("SELECT pg_sleep(0.05)")
-                    } while: {
-                        throw WorkFailed()
-                    }
-                }
-                let refused = try #require(throws: PostgresError.self) {
-                    try connection.run {
-                        try $0.query("SELECT 1 / 0")
-                    } while: {
-                        worked += 1
-                    }
-                }
-                #expect(refused.sqlState?.rawValue == "22012")
-                #expect(worked == 2)
-                // The session is ready for the next statement after each.
-                let one: Int32 = try connection.query("SELECT 1").single!.decode(0)
-                #expect(one == 1)
-            }
-        }
-    }
-
     @Test("a cursor declared with parameters is fetched in batches of binary rows")
     func cursor() async throws {
         let batches = try await TestDatabase.withPool(database) { pool in
