@@ -41,7 +41,7 @@ report_wrk() {
     wrk_field "$1" rate >> "$DATA/$1.rates"
 }
 
-# The two statements of an update as the server runs them (StoreQueries: the load of a command
+# The two statements of an update as the server runs them (CommandQueries: the load of a command
 # that is not a request, then liveline_append), with a real projection row and event data.
 run_pgbench() {
     measure_cpu "$DATA/pgbench.cpu" pgbench -n -c "$POOL" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \

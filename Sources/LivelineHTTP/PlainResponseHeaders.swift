@@ -3,6 +3,10 @@ import OpenAPIRuntime
 
 /// The generated code writes string headers in URI style, percent-encoding `"` and `/`; `ETag`
 /// and `Location` are sent as HTTP defines them instead: `"3"`, `/v1/activities/a1`.
+///
+/// This cannot be left to the generator: swift-openapi-generator 1.x encodes every header
+/// parameter with its URI coder (OpenAPI's `simple` style), and has no option or type override
+/// that sends a header's text as it is.
 struct PlainResponseHeaders: ServerMiddleware {
     static let fields: [HTTPField.Name] = [.eTag, .location]
 

@@ -43,12 +43,18 @@ struct ProblemResponses: ServerMiddleware {
             return .databaseUnavailable
         case let storeError as EventStoreError:
             if let problem = Problem(storeError) { return problem }
+        case let runtimeError as any HTTPResponseConvertible
+        where serverError != nil && runtimeError.httpStatus.kind == .clientError:
+            // The OpenAPI runtime's own errors (its error type is internal) say through the public
+            // `HTTPResponseConvertible` what status they call for: each is about the request (a
+            // content type, a missing body, a parameter that does not parse).
+            return Self.problem(
+                forRuntimeStatus: runtimeError.httpStatus,
+                cause: serverError?.causeDescription ?? "",
+                request: request
+            )
         default:
-            // Errors of the OpenAPI runtime itself (its type is internal) are about the request:
-            // a wrong content type, a missing body or a parameter that does not parse.
-            if let serverError, String(describing: type(of: cause)) == "RuntimeError" {
-                return Self.problem(forRuntimeError: serverError.causeDescription, request: request)
-            }
+            break
         }
         logger.error(
             "request failed",
@@ -57,17 +63,18 @@ struct ProblemResponses: ServerMiddleware {
         return .internalError
     }
 
-    private static func problem(forRuntimeError cause: String, request: HTTPRequest) -> Problem {
-        if cause.hasPrefix("Unexpected content type") {
-            return .unsupportedMediaType(request.headerFields[.contentType])
+    private static func problem(
+        forRuntimeStatus status: HTTPResponse.Status,
+        cause: String,
+        request: HTTPRequest
+    )
+        -> Problem
+    {
+        switch status {
+        case .unsupportedMediaType: .unsupportedMediaType(request.headerFields[.contentType])
+        case .notAcceptable: .notAcceptable(request.headerFields[.accept])
+        default: .invalidRequest(cause)
         }
-        if cause.hasPrefix("Response content type not acceptable") {
-            return .notAcceptable(request.headerFields[.accept])
-        }
-        if cause == "Missing required request body" {
-            return .invalidRequest("The request needs a JSON body.")
-        }
-        return .invalidRequest(cause)
     }
 
     /// Says what is wrong with a body (or a parameter) and where, as a JSON pointer.

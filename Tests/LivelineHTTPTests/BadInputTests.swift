@@ -394,6 +394,43 @@ struct BadInputTests {
         #expect(Set(Self.cases.map(\.description)).count == Self.cases.count)
     }
 
+    @Test("the OpenAPI runtime's own refusals are answered by the status they call for, with Liveline's words")
+    func runtimeRefusals() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            func detail(_ input: BadInput) async throws -> String {
+                let response = try await api.send(
+                    input.method,
+                    input.path,
+                    key: app.key.key,
+                    headers: input.headers,
+                    body: input.body,
+                    contentType: input.contentType
+                )
+                #expect(response.status == input.status, "\(input)")
+                let body = try problem(response)
+                #expect(body.code == input.code, "\(input)")
+                return body.detail
+            }
+            let text = BadInput(
+                "text",
+                json: "{}",
+                contentType: "text/plain",
+                .unsupportedMediaType,
+                "unsupported_media_type"
+            )
+            #expect(try await detail(text).hasSuffix("got text/plain."))
+            let html = BadInput(
+                "html",
+                .get,
+                headers: [.accept: "text/html"],
+                .notAcceptable,
+                "not_acceptable"
+            )
+            #expect(try await detail(html).hasPrefix("Accept: text/html allows none"))
+        }
+    }
+
     @Test("Each bad request gets its 4xx and code in a problem body; the server stays healthy; nothing is written")
     func badRequests() async throws {
         try await APIFixture.run { api in
