@@ -164,6 +164,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "CanonicalJSONTests",
+            dependencies: [
+                "CanonicalJSON",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ActivityLifecycleTests",
             dependencies: [
                 "ActivityLifecycle", "CanonicalJSON",

@@ -5,7 +5,6 @@ import EmbeddedPostgres
 import EventStore
 import Foundation
 import Hummingbird
-import NIOPosix
 import ServiceLifecycle
 
 /// `liveline dev`: the embedded default. Without `DATABASE_URL`, starts a private PostgreSQL

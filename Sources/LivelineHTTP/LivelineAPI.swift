@@ -1,12 +1,8 @@
 import ActivityLifecycle
 import CanonicalJSON
-import Crypto
 import EventStore
-import Foundation
-import HTTPTypes
 import Logging
 import OpenAPIRuntime
-import Prometheus
 
 /// The operations of openapi.yaml. Each handler reads its input, runs one store call and shapes
 /// the answer; refusals are thrown as `Problem`s, answered by `ProblemResponses`.
@@ -187,33 +183,5 @@ struct LivelineAPI: APIProtocol {
             throw Problem.invalidRequest("limit must be between 1 and \(maximum).", field: "limit")
         }
         return value
-    }
-}
-
-/// `Idempotency-Key`: its syntax, and the digest binding it to one request.
-enum IdempotencyKeys {
-    static func validated(_ key: String) throws -> String {
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
-            throw Problem.invalidRequest(
-                "Idempotency-Key must be 1–255 visible ASCII characters, such as a UUID.",
-                field: "Idempotency-Key"
-            )
-        }
-        return key
-    }
-
-    /// SHA-256 of the operation, the activity, the precondition and the body in canonical JSON.
-    static func digest(
-        _ operation: String,
-        _ activity: ActivityID,
-        _ ifMatch: String?,
-        _ body: some Encodable
-    ) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var hash = SHA256()
-        hash.update(data: Array("\(operation)\n\(activity)\n\(ifMatch ?? "")\n".utf8))
-        hash.update(data: try encoder.encode(body))
-        return Array(hash.finalize())
     }
 }

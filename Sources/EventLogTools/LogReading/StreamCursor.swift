@@ -1,5 +1,4 @@
 import ActivityLifecycle
-import CanonicalJSON
 import EventStore
 import Postgres
 

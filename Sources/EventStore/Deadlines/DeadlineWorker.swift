@@ -1,9 +1,7 @@
 import ActivityLifecycle
 public import CanonicalJSON
-import Foundation
 public import Logging
 public import Metrics
-import Postgres
 public import ServiceLifecycle
 
 /// Applies time-driven transitions as they come due (SPEC §5): claims due activities in

@@ -1,6 +1,5 @@
 import ActivityLifecycle
 public import CanonicalJSON
-import Postgres
 
 extension EventStore {
     /// Applies the time-driven transitions due by `now` (scheduled starts, stale dates,

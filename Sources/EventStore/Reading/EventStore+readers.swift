@@ -1,5 +1,4 @@
 public import ActivityLifecycle
-import Postgres
 
 extension EventStore {
     /// The activity's projection, or `nil`.
