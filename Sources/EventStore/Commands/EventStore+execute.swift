@@ -14,7 +14,7 @@ extension EventStore {
     ///     request gets the recorded outcome and appends nothing.
     /// - Throws: `EventStoreError.versionConflict` when another command appended first (never
     ///   retried here: the caller decides), `.idempotencyKeyReused`, `.unknownApp`, or a
-    ///   `PostgresError`.
+    ///   database failure.
     @discardableResult
     public func execute(
         _ command: Command,
