@@ -197,6 +197,7 @@ let package = Package(
         .testTarget(
             name: "EventStoreTests",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 "ActivityLifecycle", "CanonicalJSON",
                 "EventStore",
                 "Postgres",
@@ -208,6 +209,7 @@ let package = Package(
         .testTarget(
             name: "LivelineCLITests",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 "ActivityLifecycle", "CanonicalJSON", "EventStore", "LivelineCLI", "Postgres", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -220,6 +222,7 @@ let package = Package(
         .testTarget(
             name: "LivelineHTTPTests",
             dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
                 "ActivityLifecycle",
                 "CanonicalJSON",
                 "EventLogTools",

@@ -19,6 +19,9 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible,
     case replayInProgress
     /// A stream the state machine cannot fold (a hand-edited log).
     case corruptStream(CorruptionError)
+    /// The app's stored secret (its APNs private key) does not open with the server's secret:
+    /// `LIVELINE_SECRET_KEY` changed since it was stored, or the row was altered.
+    case sealedUnderAnotherSecret(AppID)
     /// The database could not be reached, or the connection broke; trying again later may work.
     case databaseUnavailable(DatabaseFailure)
     /// The database refused or failed a statement, or no connection was free in time.
@@ -62,6 +65,9 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible,
             "another replay is running on this database; try again when it has finished"
         case .corruptStream(let corruption):
             "the log cannot be folded: \(corruption)"
+        case .sealedUnderAnotherSecret(let app):
+            "the APNs private key of app \(app) does not open with this LIVELINE_SECRET_KEY: "
+                + "set the secret it was stored under, or set the app's credentials again"
         case .databaseUnavailable(let failure), .databaseFailure(let failure):
             "\(failure.summary): \(failure.message)"
         }

@@ -9,9 +9,10 @@ import Foundation
 /// the admin API, held to the same rules, for operators at a shell.
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create and list apps, issue and revoke their keys, set caps and budgets, show the audit trail.",
+        abstract:
+            "Create and list apps, issue and revoke their keys, set caps, budgets and APNs credentials, show the audit trail.",
         subcommands: [
-            Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self, History.self,
+            Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self, History.self, APNs.self,
         ]
     )
 

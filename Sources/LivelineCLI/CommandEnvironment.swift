@@ -75,6 +75,7 @@ struct CommandEnvironment {
                 migrator: migrator,
                 listener: listener,
                 adminKey: adminKey,
+                secretKey: configuration.secretKey,
                 metrics: registry
             ),
             services: before + [pool, listener, notifier, worker],

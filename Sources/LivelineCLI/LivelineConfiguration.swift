@@ -1,4 +1,5 @@
 import Configuration
+package import EventStore
 package import Foundation
 package import Logging
 
@@ -16,6 +17,8 @@ package struct LivelineConfiguration: Sendable {
     package var poolSize: Int
     /// The admin API's bearer key; the admin API is closed when unset.
     package var adminKey: String?
+    /// What APNs private keys are sealed under at rest; without it none can be stored.
+    package var secretKey: SecretKey?
     /// How long an activity may stay active or stale (platform: 8 h).
     package var activeLifetime: Duration
     /// How long an ended activity stays on screen at most (platform: 4 h).
@@ -37,7 +40,7 @@ package struct LivelineConfiguration: Sendable {
             ),
             EnvironmentVariablesProvider(
                 environmentVariables: environment,
-                secretsSpecifier: .specific(["DATABASE_URL", "LIVELINE_ADMIN_KEY"])
+                secretsSpecifier: .specific(["DATABASE_URL", "LIVELINE_ADMIN_KEY", "LIVELINE_SECRET_KEY"])
             ),
         ])
         func setting(_ key: String) -> Setting {
@@ -45,7 +48,7 @@ package struct LivelineConfiguration: Sendable {
                 name: key.uppercased().replacingOccurrences(of: ".", with: "_"),
                 value: reader.string(
                     forKey: ConfigKey(key),
-                    isSecret: key == "database.url" || key == "liveline.admin.key"
+                    isSecret: ["database.url", "liveline.admin.key", "liveline.secret.key"].contains(key)
                 )
                 .flatMap { $0.isEmpty ? nil : $0 }
             )
@@ -57,6 +60,10 @@ package struct LivelineConfiguration: Sendable {
         migrationsDirectory = URL(filePath: setting("liveline.migrations").value ?? "migrations")
         poolSize = try setting("liveline.pool.size").integer(default: 10, in: 1...1000)
         adminKey = setting("liveline.admin.key").value
+        secretKey = try setting("liveline.secret.key").value.map { text in
+            guard let key = try? SecretKey(text) else { throw ConfigurationError(InvalidSecretKey().description) }
+            return key
+        }
         activeLifetime = try setting("liveline.active.lifetime").duration(default: .seconds(8 * 3600))
         dismissalWindow = try setting("liveline.dismissal.window").duration(default: .seconds(4 * 3600))
         let globalMaxOpen = setting("liveline.global.max.open")

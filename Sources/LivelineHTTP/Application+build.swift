@@ -17,6 +17,8 @@ public struct APIDependencies: Sendable {
     public var listener: AppendListener
     /// The key of the admin operations; `nil` turns them off.
     public var adminKey: String?
+    /// What APNs private keys are sealed under; without it none can be stored.
+    public var secretKey: SecretKey?
     /// Served at `/metrics`; the process's metrics factory should write into it.
     public var metrics: PrometheusCollectorRegistry
     /// The time commands are decided at.
@@ -27,6 +29,7 @@ public struct APIDependencies: Sendable {
         migrator: Migrator,
         listener: AppendListener,
         adminKey: String?,
+        secretKey: SecretKey? = nil,
         metrics: PrometheusCollectorRegistry,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) {
@@ -34,6 +37,7 @@ public struct APIDependencies: Sendable {
         self.migrator = migrator
         self.listener = listener
         self.adminKey = adminKey
+        self.secretKey = secretKey
         self.metrics = metrics
         self.clock = clock
     }

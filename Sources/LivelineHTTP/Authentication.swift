@@ -78,7 +78,8 @@ struct AuthenticationMiddleware: ServerMiddleware {
     ]
     static let adminOperations: Set<String> = [
         Operations.CreateApp.id, Operations.ListApps.id, Operations.UpdateApp.id, Operations.IssueKey.id,
-        Operations.RevokeKey.id, Operations.SetLimits.id,
+        Operations.RevokeKey.id, Operations.SetLimits.id, Operations.SetAPNsCredentials.id,
+        Operations.GetAPNsCredentials.id, Operations.RemoveAPNsCredentials.id,
     ]
 
     func intercept(

@@ -68,7 +68,7 @@ extension LivelineAPI {
         return summary
     }
 
-    private static func appID(_ text: String) throws -> AppID {
+    static func appID(_ text: String) throws -> AppID {
         guard let app = AppID(rawValue: text) else {
             throw Problem.invalidRequest(
                 "The app id in the path must be \(IdentifierRules.requirement).",

@@ -57,7 +57,7 @@ extension Problem {
             self = .appExists(app)
         case .databaseUnavailable:
             self = .databaseUnavailable
-        case .unreadableRow, .replayInProgress, .corruptStream, .databaseFailure:
+        case .unreadableRow, .replayInProgress, .corruptStream, .databaseFailure, .sealedUnderAnotherSecret:
             return nil
         }
     }
@@ -114,6 +114,22 @@ extension Problem {
             details: ["appId": .string(app.rawValue)]
         )
     }
+
+    static func apnsCredentialsNotFound(_ app: AppID) -> Problem {
+        Problem(
+            .notFound,
+            code: "apns_credentials_not_found",
+            detail: "The app \"\(app)\" has no APNs credentials; set them with PUT /v1/admin/apps/\(app)/apns.",
+            details: ["appId": .string(app.rawValue)]
+        )
+    }
+
+    static let secretKeyNotConfigured = Problem(
+        .serviceUnavailable,
+        code: "secret_key_not_configured",
+        detail: "The server has no LIVELINE_SECRET_KEY to seal the private key with, so it stores none; "
+            + "set it (\(SecretKey.howToMake)) and restart."
+    )
 
     static func keyNotFound(_ keyID: String) -> Problem {
         Problem(.notFound, code: "key_not_found", detail: "The app has no key \(keyID).")

@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Crypto
 import EventStore
 import Foundation
 import Postgres
@@ -163,9 +164,73 @@ struct CommandLineTests {
         return String(line[line.index(line.startIndex, offsetBy: 4)..<colon])
     }
 
+    @Test("apps apns: set from a .p8 file under LIVELINE_SECRET_KEY, show, remove; the key is never printed")
+    func apnsCredentials() async throws {
+        try await liveline("migrate")
+        try await liveline("apps", "create", "demo")
+        let key = P256.Signing.PrivateKey()
+        let file = FileManager.default.temporaryDirectory.appending(path: "AuthKey_\(UUID().uuidString).p8")
+        try Data(key.pemRepresentation.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let flags = [
+            "--team-id", "TEAM123456", "--key-id", "KEY1234567", "--environment", "sandbox", "--key-file", file.path,
+        ]
+        let secret = ["LIVELINE_SECRET_KEY": SecretKey.random()]
+
+        let unsealed = try await liveline(["apps", "apns", "set", "demo"] + flags)
+        #expect(unsealed.status == 1)
+        #expect(unsealed.errors.hasPrefix("liveline: error: LIVELINE_SECRET_KEY is not set"))
+
+        let set = try await liveline(["apps", "apns", "set", "demo"] + flags, environment: secret)
+        #expect(set.status == 0, "\(set.errors)")
+        #expect(set.output.hasPrefix("demo  team TEAM123456  key KEY1234567  sandbox  public key SHA-256 "))
+        let shown = try await liveline("apps", "apns", "show", "demo")
+        #expect(shown.output == set.output)
+        let pemBody = String(key.pemRepresentation.split(separator: "\n")[1])
+        for outcome in [set, shown] { #expect(!(outcome.output + outcome.errors).contains(pemBody)) }
+
+        let notAKey = file.deletingLastPathComponent().appending(path: "not-a-key-\(UUID().uuidString).p8")
+        try Data("not a key".utf8).write(to: notAKey)
+        defer { try? FileManager.default.removeItem(at: notAKey) }
+        let badKey = try await liveline(
+            ["apps", "apns", "set", "demo"] + flags.dropLast() + [notAKey.path],
+            environment: secret
+        )
+        #expect(badKey.status == 1)
+        #expect(
+            badKey.errors
+                == "liveline: error: \(notAKey.path) must be a PEM-encoded P-256 private key, as in the .p8 file Apple issues\n"
+        )
+        let missing = try await liveline(
+            ["apps", "apns", "set", "demo"] + flags.dropLast() + ["/nonexistent.p8"],
+            environment: secret
+        )
+        #expect(missing.errors == "liveline: error: cannot read the key file /nonexistent.p8\n")
+        let badSecret = try await liveline(
+            ["apps", "apns", "set", "demo"] + flags,
+            environment: ["LIVELINE_SECRET_KEY": "short"]
+        )
+        #expect(badSecret.status == 1)
+        #expect(badSecret.errors.hasPrefix("liveline: error: LIVELINE_SECRET_KEY must be 32 random bytes"))
+
+        #expect(try await liveline("apps", "apns", "remove", "demo").output == "removed the APNs credentials of demo\n")
+        #expect(try await liveline("apps", "apns", "remove", "demo").output == "app demo had no APNs credentials\n")
+        let none = try await liveline("apps", "apns", "show", "demo")
+        #expect(none.status == 1)
+        #expect(none.errors == "liveline: error: app demo has no APNs credentials\n")
+        let history = try await liveline("apps", "history", "demo")
+        #expect(history.lines.contains { $0.contains("apns.set") })
+        #expect(history.lines.contains { $0.contains("apns.removed") })
+    }
+
     /// Runs `liveline` on the suite's database to its end (see `LivelineProcess`).
     @discardableResult
     private func liveline(_ arguments: String..., environment: [String: String?] = [:]) async throws -> Outcome {
+        try await liveline(arguments, environment: environment)
+    }
+
+    @discardableResult
+    private func liveline(_ arguments: [String], environment: [String: String?] = [:]) async throws -> Outcome {
         try await LivelineProcess.start(arguments, database: database, environment: environment).finish()
     }
 }

@@ -32,11 +32,14 @@ struct APIFixture: Sendable {
     let raw: any TestClientProtocol
     let store: EventStore
     let clock: TestClock
+    /// What the server seals APNs private keys under (`nil`: it stores none).
+    let secretKey: SecretKey?
 
     /// Runs `body` against a new server on `database` (by default a new migrated one).
     static func run(
         database: String? = nil,
         migrations: [Migration]? = nil,
+        secretKey: SecretKey? = nil,
         _ body: @Sendable (APIFixture) async throws -> Void
     ) async throws {
         let database = if let database { database } else { try await TestDatabase.makeMigrated() }
@@ -58,6 +61,7 @@ struct APIFixture: Sendable {
                 ),
                 listener: listener,
                 adminKey: adminKey,
+                secretKey: secretKey,
                 metrics: metrics,
                 clock: { clock.now }
             ),
@@ -65,7 +69,7 @@ struct APIFixture: Sendable {
             logger: TestDatabase.logger
         )
         try await app.test(.live) { client in
-            try await body(APIFixture(raw: client, store: store, clock: clock))
+            try await body(APIFixture(raw: client, store: store, clock: clock, secretKey: secretKey))
         }
     }
 
