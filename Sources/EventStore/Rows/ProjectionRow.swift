@@ -27,6 +27,9 @@ package enum ProjectionRow {
             guard let value = make(text) else { throw EventStoreError.unreadableRow("activities: \"\(text)\"") }
             return value
         }
+        func priorityUpdates() throws -> [Timestamp] {
+            try column(.priorityUpdates, as: PostgresArray<PostgresTimestamp>.self).elements.map(Timestamp.init)
+        }
         guard let app = try parsed(.appID, AppID.init(rawValue:)) else { return nil }
         guard let activityID = try parsed(.activityID, ActivityID.init(rawValue:)),
             let state = try parsed(.state, ActivityState.init(rawValue:)),
@@ -57,10 +60,7 @@ package enum ProjectionRow {
             dismissalDate: try timestamp(.dismissalDate),
             lastTimestamp: try timestamp(.lastTimestamp),
             lastEventAt: lastEventAt,
-            recentHighPriorityUpdates: try column(.priorityUpdates, as: PostgresArray<PostgresTimestamp>.self).elements
-                .map(
-                    Timestamp.init
-                )
+            recentHighPriorityUpdates: try priorityUpdates()
         )
         return StoredActivity(
             stream: StreamID(app: app, activity: activityID),
