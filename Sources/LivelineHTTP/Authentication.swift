@@ -67,19 +67,15 @@ final class Authenticator: Sendable {
     }
 }
 
-/// Requires `Authorization: Bearer <key>`: the admin key on admin operations, an app's key on
-/// the others; operations that serve monitoring are open.
+/// Requires `Authorization: Bearer <key>`: the admin key on the admin API (every path under
+/// `/v1/admin`, so that a route added there can never be reached with an app's key), an app's
+/// key on the others; operations that serve monitoring are open.
 struct AuthenticationMiddleware: ServerMiddleware {
     let authenticator: Authenticator
 
     static let openOperations: Set<String> = [
         Operations.GetHealth.id, Operations.GetReadiness.id, Operations.GetMetrics.id,
         Operations.GetOpenAPIDocument.id,
-    ]
-    static let adminOperations: Set<String> = [
-        Operations.CreateApp.id, Operations.ListApps.id, Operations.UpdateApp.id, Operations.IssueKey.id,
-        Operations.RevokeKey.id, Operations.SetLimits.id, Operations.SetAPNsCredentials.id,
-        Operations.GetAPNsCredentials.id, Operations.RemoveAPNsCredentials.id,
     ]
 
     func intercept(
@@ -92,12 +88,18 @@ struct AuthenticationMiddleware: ServerMiddleware {
         if Self.openOperations.contains(operationID) {
             return try await next(request, body, metadata)
         }
-        let caller = try await caller(presenting: try Self.bearerKey(of: request), for: operationID)
+        let caller = try await caller(presenting: try Self.bearerKey(of: request), onAdminAPI: Self.isAdminAPI(request))
         return try await Caller.$current.withValue(caller) { try await next(request, body, metadata) }
     }
 
-    private func caller(presenting key: String, for operationID: String) async throws -> Caller {
-        if Self.adminOperations.contains(operationID) {
+    /// Whether the request is for the admin API: its path is `/v1/admin` or below.
+    static func isAdminAPI(_ request: HTTPRequest) -> Bool {
+        guard let path = request.path?.split(separator: "?", maxSplits: 1).first else { return false }
+        return path == "/v1/admin" || path.hasPrefix("/v1/admin/")
+    }
+
+    private func caller(presenting key: String, onAdminAPI: Bool) async throws -> Caller {
+        if onAdminAPI {
             guard authenticator.acceptsAdminKey else {
                 throw Problem.unauthorized("The admin API is disabled: start the server with LIVELINE_ADMIN_KEY set.")
             }

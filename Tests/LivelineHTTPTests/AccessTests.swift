@@ -65,6 +65,24 @@ struct AccessTests {
             #expect(onActivities.code == "forbidden")
             let onAdmin = try await app.client.listApps().forbidden.body.applicationProblemJson
             #expect(onAdmin.code == "forbidden")
+            // Every route of the admin API, whatever its method: an app's key is refused before
+            // any handler runs.
+            let adminRoutes: [(HTTPRequest.Method, String)] = [
+                (.post, "/v1/admin/apps"), (.get, "/v1/admin/apps"), (.patch, "/v1/admin/apps/\(app.id)"),
+                (.post, "/v1/admin/apps/\(app.id)/keys"),
+                (.delete, "/v1/admin/apps/\(app.id)/keys/\(app.key.keyId)"), (.put, "/v1/admin/limits"),
+                (.put, "/v1/admin/apps/\(app.id)/apns"), (.get, "/v1/admin/apps/\(app.id)/apns"),
+                (.delete, "/v1/admin/apps/\(app.id)/apns"),
+            ]
+            for (method, path) in adminRoutes {
+                let response = try await api.send(
+                    method,
+                    path,
+                    key: app.key.key,
+                    body: method == .get ? nil : Array("{}".utf8)
+                )
+                #expect(response.status == .forbidden, "\(method) \(path)")
+            }
         }
     }
 
