@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -37,13 +38,19 @@ struct ServeTests {
                 try await $0.get("/v1/events/stream", headers: [.authorization: "Bearer \(key)"])
             }
         }
+        let answered = AnsweredCount()
         let acknowledged = try await withThrowingTaskGroup(of: [String].self) { group in
             for client in 0..<8 {
                 group.addTask {
-                    try await Self.requestActivities(port: port, key: key, prefix: "c\(client)-")
+                    try await Self.requestActivities(port: port, key: key, prefix: "c\(client)-", answered: answered)
                 }
             }
-            try await Task.sleep(for: .milliseconds(500))
+            // Stopped under load, once the clients have been answered a few times each: waiting
+            // for that rather than for a fixed time holds on a loaded machine too.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while answered.value < 40, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             server.terminate()
             return try await group.reduce(into: [String]()) { $0 += $1 }
         }
@@ -75,7 +82,12 @@ struct ServeTests {
     /// Requests activities on one connection until the connection fails; returns the ids that
     /// were answered 201. Any other answer is a failure: a stopping server drains, it does not
     /// refuse or fail the requests it has read.
-    private static func requestActivities(port: Int, key: String, prefix: String) async throws -> [String] {
+    private static func requestActivities(
+        port: Int,
+        key: String,
+        prefix: String,
+        answered: AnsweredCount
+    ) async throws -> [String] {
         try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
             var acknowledged: [String] = []
             while true {
@@ -95,7 +107,19 @@ struct ServeTests {
                     return acknowledged
                 }
                 acknowledged.append(id)
+                answered.add()
             }
         }
+    }
+}
+
+/// How many requests the clients have had answered, all together.
+private final class AnsweredCount: Sendable {
+    private let count = Atomic(0)
+
+    var value: Int { count.load(ordering: .relaxed) }
+
+    func add() {
+        count.add(1, ordering: .relaxed)
     }
 }
