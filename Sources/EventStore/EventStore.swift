@@ -33,13 +33,8 @@ public struct EventStore: Sendable {
     }
 
     /// `withConnection`, in a transaction that commits when `body` returns.
-    package func withTransaction<T: Sendable>(
-        isolation: IsolationLevel = .readCommitted,
-        _ body: @escaping @Sendable (Connection) throws -> T
-    ) async throws -> T {
-        try await withConnection { connection in
-            try connection.transaction(isolation: isolation, body)
-        }
+    func withTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await EventStoreError.sealing { try await pool.withTransaction(body) }
     }
 
     /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a
