@@ -9,6 +9,13 @@ public struct StoredEvent: Hashable, Sendable {
     public let event: ActivityEvent
     /// When the writing transaction ran.
     public let recordedAt: Timestamp
+
+    public init(position: Int64, stream: StreamID, event: ActivityEvent, recordedAt: Timestamp) {
+        self.position = position
+        self.stream = stream
+        self.event = event
+        self.recordedAt = recordedAt
+    }
 }
 
 /// An activity as projected: its state and its next time-driven transition.

@@ -1,0 +1,40 @@
+import EventStore
+
+/// Where pushes go, and how long a request may take.
+public struct APNsConfiguration: Sendable {
+    /// Apple's production host, or a local one.
+    public var productionURL: String
+    /// Apple's sandbox (development) host, or a local one.
+    public var sandboxURL: String
+    /// A certificate (PEM) to trust besides the system's roots: a local APNs' own.
+    public var trustedCertificatePEM: String?
+    /// The deadline of every request: an unanswered request fails after it and is retried.
+    public var requestTimeout: Duration
+
+    public static let appleProductionURL = "https://api.push.apple.com"
+    public static let appleSandboxURL = "https://api.sandbox.push.apple.com"
+
+    public init(
+        productionURL: String = Self.appleProductionURL,
+        sandboxURL: String = Self.appleSandboxURL,
+        trustedCertificatePEM: String? = nil,
+        requestTimeout: Duration = .seconds(10)
+    ) {
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.trustedCertificatePEM = trustedCertificatePEM
+        self.requestTimeout = requestTimeout
+    }
+
+    /// Both environments at one address: a local APNs.
+    public static func local(baseURL: String, trustedCertificatePEM: String) -> APNsConfiguration {
+        APNsConfiguration(productionURL: baseURL, sandboxURL: baseURL, trustedCertificatePEM: trustedCertificatePEM)
+    }
+
+    func baseURL(of environment: APNsEnvironment) -> String {
+        switch environment {
+        case .production: productionURL
+        case .sandbox: sandboxURL
+        }
+    }
+}

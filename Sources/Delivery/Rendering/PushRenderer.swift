@@ -1,0 +1,131 @@
+public import ActivityLifecycle
+import CanonicalJSON
+import Crypto
+public import EventStore
+
+/// Turns an event into the push it asks for: a pure function of the event, the activity it
+/// leaves, and the app's topic. No I/O, no clock.
+///
+/// Which events send (docs/delivery.md):
+/// - `activity.updated`: `event: update` with the new content, its alert, and the priority the
+///   budget ledger recorded;
+/// - `activity.ended` by the app: `event: end` with the final content (or the current one) and
+///   the dismissal date its policy implies;
+/// - `activity.push_token_changed` after the content changed: the newest content, to the new
+///   token, at once (priority 10), so an activity's state reaches a token that arrives late.
+///
+/// Everything else the device knows or does itself.
+public struct PushRenderer: Sendable {
+    /// For the lifetime and dismissal window, which bound how long APNs keeps a push.
+    public let policy: LifecyclePolicy
+
+    public init(policy: LifecyclePolicy) {
+        self.policy = policy
+    }
+
+    /// The push `event` asks for, sent to the token of the activity it leaves.
+    /// - Parameter topic: the app's bundle id with `.push-type.liveactivity`; see `Self.topic(for:)`.
+    public func render(_ event: StoredEvent, leaving state: DeliveryState, topic: String) -> PushRendering {
+        let activity = state.activity
+        let kind: LiveActivityPayload.Kind
+        let content: ActivityContent
+        var alert: Alert? = nil
+        var priority = Priority.high
+        var expiration = lifetimeEnd(of: activity)
+        switch event.event.payload {
+        case .requested, .started:
+            return .silent(.startedOnDevice)
+        case .becameStale:
+            return .silent(.appliedByDevice)
+        case .dismissed(let dismissed):
+            return .silent(dismissed.reason == .userRemoved ? .reportedByDevice : .appliedByDevice)
+        case .ended(let ended) where ended.reason == .lifetimeExceeded:
+            return .silent(.appliedByDevice)
+        case .pushTokenChanged where state.contentVersion == 1:
+            return .silent(.deviceIsCurrent)
+        case .updated(let updated):
+            kind = .update
+            content = updated.content
+            alert = updated.alert
+            priority = updated.priority
+        case .ended(let ended):
+            kind = .end(dismissalDate: Self.dismissalDate(of: ended, endingAt: event.event.occurredAt))
+            content = ended.content ?? activity.content
+            expiration = event.event.occurredAt + policy.dismissalWindow
+        case .pushTokenChanged:
+            kind = .update
+            content = activity.content
+        }
+        guard let token = activity.pushToken else { return .awaitingToken }
+        guard let deviceToken = Self.normalized(token) else { return .undeliverable(.malformedToken) }
+        let body = LiveActivityPayload(
+            kind: kind,
+            timestamp: event.event.occurredAt,
+            content: content,
+            alert: alert
+        )
+        .json
+        guard body.count <= APNsRequest.maximumBodySize else {
+            return .undeliverable(.payloadTooLarge(size: body.count))
+        }
+        return .push(
+            APNsRequest(
+                deviceToken: deviceToken,
+                topic: topic,
+                priority: priority,
+                expiration: expiration,
+                apnsID: Self.apnsID(of: event),
+                body: body
+            )
+        )
+    }
+
+    /// The APNs topic of an app's Live Activities.
+    public static func topic(for bundleID: String) -> String {
+        bundleID + ".push-type.liveactivity"
+    }
+
+    /// An update is useful until the activity's lifetime ends: past it the device has ended it.
+    private func lifetimeEnd(of activity: Activity) -> Timestamp {
+        (activity.activatedAt ?? activity.startDate ?? activity.requestedAt) + policy.activeLifetime
+    }
+
+    /// Immediate (the recorded date is the end itself) → that date, already past when the device
+    /// gets it, so it removes the activity at once; `after` → the clamped date; `default` → none,
+    /// so the device keeps it for its own window.
+    private static func dismissalDate(of ended: EventPayload.Ended, endingAt end: Timestamp) -> Timestamp? {
+        ended.dismissalPolicy == .default && ended.dismissalDate != end ? nil : ended.dismissalDate
+    }
+
+    /// The token in lowercase, or `nil` when it is not an even number of hex digits.
+    static func normalized(_ token: String) -> String? {
+        let digits = token.utf8
+        guard !digits.isEmpty, digits.count.isMultiple(of: 2), digits.allSatisfy(\.isHexDigit) else { return nil }
+        return token.lowercased()
+    }
+
+    /// A version 8 UUID from the event's stream and version: every attempt of one push carries
+    /// the same id, and no two events share one.
+    static func apnsID(of event: StoredEvent) -> String {
+        let name = "liveline push \(event.stream.app.rawValue) \(event.stream.activity.rawValue) \(event.event.version)"
+        var bytes = Array(SHA256.hash(data: Array(name.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }
+        .joined()
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
+            String(hex.dropFirst(range.lowerBound).prefix(range.count))
+        }
+        .joined(separator: "-")
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
+    }
+}

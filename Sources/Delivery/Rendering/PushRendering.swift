@@ -1,0 +1,35 @@
+/// What delivering one event means for the device.
+public enum PushRendering: Hashable, Sendable {
+    /// Send this request.
+    case push(APNsRequest)
+    /// The event asks for a push, but the activity has no push token yet. The newest content is
+    /// sent when one is registered.
+    case awaitingToken
+    /// The device needs nothing from this event.
+    case silent(Silence)
+    /// The event asks for a push that cannot be sent as it is.
+    case undeliverable(Undeliverable)
+
+    /// Why an event sends nothing.
+    public enum Silence: String, Hashable, Sendable {
+        /// The app started the activity on the device (`activity.requested`, `activity.started`):
+        /// the device shows its first content already.
+        case startedOnDevice = "started_on_device"
+        /// The device applies it itself from dates it was sent: stale dates, the lifetime's end,
+        /// the dismissal deadline.
+        case appliedByDevice = "applied_by_device"
+        /// The device reported it (a person removed the activity).
+        case reportedByDevice = "reported_by_device"
+        /// A new token for an activity whose content never changed after it started: the device
+        /// shows that content already.
+        case deviceIsCurrent = "device_is_current"
+    }
+
+    /// Why a push cannot be sent.
+    public enum Undeliverable: Hashable, Sendable {
+        /// The rendered body is over `APNsRequest.maximumBodySize`.
+        case payloadTooLarge(size: Int)
+        /// The push token is not hexadecimal, so it cannot name a device.
+        case malformedToken
+    }
+}

@@ -1,0 +1,177 @@
+public import Crypto
+public import Foundation
+public import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+/// A local APNs for tests, benchmarks and `liveline dev`: HTTP/2 over TLS with a self-signed
+/// certificate made at start-up, checking what Apple checks on `POST /3/device/<token>` (the
+/// provider token against the registered key, its age, one team per connection, topic, push
+/// type, priority, expiration, `apns-id`, the token, the body and its `aps`) and answering with
+/// Apple's statuses and reasons. It keeps every push it accepted, and can be told to fail.
+public final class LocalAPNs: Sendable {
+    /// A `.p8` key's public half, as registered with Apple, and the apps of its team.
+    public struct RegisteredKey: Sendable {
+        public let teamID: String
+        public let publicKey: P256.Signing.PublicKey
+        public var bundleIDs: Set<String>
+    }
+
+    /// A push the local APNs accepted (answered 200).
+    public struct ReceivedPush: Hashable, Sendable {
+        public let deviceToken: String
+        public let topic: String
+        public let priority: Int
+        public let expiration: Int64?
+        public let apnsID: String
+        /// The JSON body, as sent.
+        public let body: [UInt8]
+        public let teamID: String
+        public let keyID: String
+        /// Which connection it came on (numbered from 1 as they were accepted).
+        public let connection: Int
+        /// The provider token that authorised it.
+        public let providerToken: String
+    }
+
+    /// A failure to answer with instead of accepting, as APNs does at times.
+    public enum Failure: Hashable, Sendable {
+        /// This status and reason (`429 TooManyRequests`, `500 InternalServerError`,
+        /// `503 ServiceUnavailable`, `400 DeviceTokenNotForTopic`, …).
+        case status(Int, reason: String)
+        /// No answer at all: the client's deadline must end the wait.
+        case stall
+        /// A GOAWAY frame with this reason, refusing the stream; the connection closes.
+        case goAway(reason: String)
+    }
+
+    let state: NIOLockedValueBox<State>
+    let clock: @Sendable () -> Int64
+    private let channel: any Channel
+    private let group: MultiThreadedEventLoopGroup
+    private let logger: Logger
+
+    /// The port it listens on.
+    public let port: Int
+    /// Its certificate in PEM: what a client must trust to talk to it.
+    public let certificatePEM: String
+    /// `https://127.0.0.1:<port>`.
+    public var baseURL: String { "https://127.0.0.1:\(port)" }
+
+    /// Starts listening on `host:port` (`0`: any free port).
+    /// - Parameter clock: seconds since 1970, for the provider token's age.
+    public static func start(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
+        logger: Logger = Logger(label: "liveline.local-apns")
+    ) async throws -> LocalAPNs {
+        let certificate = try SelfSignedCertificate()
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(certificate.certificate)],
+            privateKey: .privateKey(certificate.privateKey)
+        )
+        tls.applicationProtocols = ["h2"]
+        tls.minimumTLSVersion = .tlsv12
+        let context = try NIOSSLContext(configuration: tls)
+        let state = NIOLockedValueBox(State())
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                let connection = state.withLockedValue { $0.openConnection() }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                }
+                .flatMap {
+                    channel.configureHTTP2Pipeline(mode: .server) { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandlers(
+                                HTTP2FramePayloadToHTTP1ServerCodec(),
+                                PushStreamHandler(connection: connection, state: state, clock: clock, logger: logger)
+                            )
+                        }
+                    }
+                    .map { _ in }
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+        return LocalAPNs(
+            channel: channel,
+            group: group,
+            state: state,
+            clock: clock,
+            certificatePEM: certificate.pem,
+            logger: logger
+        )
+    }
+
+    private init(
+        channel: any Channel,
+        group: MultiThreadedEventLoopGroup,
+        state: NIOLockedValueBox<State>,
+        clock: @escaping @Sendable () -> Int64,
+        certificatePEM: String,
+        logger: Logger
+    ) {
+        self.channel = channel
+        self.group = group
+        self.state = state
+        self.clock = clock
+        self.certificatePEM = certificatePEM
+        self.logger = logger
+        port = channel.localAddress?.port ?? 0
+    }
+
+    /// Registers a key of a team, and an app (bundle id) of that team.
+    public func register(teamID: String, keyID: String, publicKey: P256.Signing.PublicKey, bundleID: String) {
+        state.withLockedValue { state in
+            var key = state.keys[keyID] ?? RegisteredKey(teamID: teamID, publicKey: publicKey, bundleIDs: [])
+            key.bundleIDs.insert(bundleID)
+            state.keys[keyID] = RegisteredKey(teamID: teamID, publicKey: publicKey, bundleIDs: key.bundleIDs)
+        }
+    }
+
+    /// From now on, pushes to `deviceToken` are answered `410 Unregistered` with `timestamp`
+    /// (milliseconds since 1970): the app was removed from the device then.
+    public func unregister(deviceToken: String, at timestamp: Int64) {
+        state.withLockedValue { $0.unregistered[deviceToken.lowercased()] = timestamp }
+    }
+
+    /// Answers the next `times` pushes (to `deviceToken`, or to any token) with `failure`, after
+    /// the request itself passed every check.
+    public func fail(_ failure: Failure, times: Int = 1, deviceToken: String? = nil) {
+        state.withLockedValue {
+            $0.failures.append(
+                PlannedFailure(failure: failure, remaining: times, deviceToken: deviceToken?.lowercased())
+            )
+        }
+    }
+
+    /// Every push accepted so far, in the order they were answered.
+    public var received: [ReceivedPush] {
+        state.withLockedValue { $0.received }
+    }
+
+    /// The pushes accepted for one device, oldest first.
+    public func received(by deviceToken: String) -> [ReceivedPush] {
+        received.filter { $0.deviceToken == deviceToken.lowercased() }
+    }
+
+    /// How many requests were refused, by reason.
+    public var refusals: [String: Int] {
+        state.withLockedValue { $0.refusals }
+    }
+
+    /// Stops listening and closes every connection.
+    public func shutdown() async throws {
+        try await channel.close()
+        try await group.shutdownGracefully()
+    }
+}

@@ -1,0 +1,148 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Delivery
+import EventStore
+import LocalAPNs
+import Testing
+
+/// The client against the local APNs, over real HTTP/2 and TLS.
+@Suite struct APNsClientTests {
+    @Test func aRenderedPushReachesAPNsAsRendered() async throws {
+        try await LocalAPNsFixture.run { fixture in
+            let push = LocalAPNsFixture.push(priority: .low)
+            let response = await fixture.client.send(push, with: fixture.credentials)
+            #expect(response == .answered(status: 200, reason: nil, tokenInvalidSince: nil, apnsID: push.apnsID))
+            let received = try #require(fixture.server.received.first)
+            #expect(received.body == push.body)
+            #expect(received.deviceToken == push.deviceToken)
+            #expect(received.topic == push.topic)
+            #expect(received.priority == 5)
+            #expect(received.expiration == push.expiration.epochSeconds)
+            #expect(received.apnsID == push.apnsID)
+            #expect(received.teamID == LocalAPNsFixture.teamID)
+            #expect(received.keyID == LocalAPNsFixture.keyID)
+        }
+    }
+
+    @Test func oneProviderTokenServesManyRequestsInFlightTogether() async throws {
+        try await LocalAPNsFixture.run { fixture in
+            await withTaskGroup { group in
+                for _ in 0..<60 {
+                    group.addTask { _ = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials) }
+                }
+            }
+            let received = fixture.server.received
+            #expect(received.count == 60)
+            #expect(Set(received.map(\.providerToken)).count == 1)
+        }
+    }
+
+    @Test func theProviderTokenIsRenewedAtFiftyMinutesAndNotBefore() async throws {
+        try await LocalAPNsFixture.run { fixture in
+            for minutes in [0, 20, 29] {
+                fixture.clock.advance(.seconds(minutes * 60))
+                #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            }
+            fixture.clock.advance(.seconds(60))
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            let tokens = fixture.server.received.map(\.providerToken)
+            #expect(Set(tokens.prefix(3)).count == 1)
+            #expect(tokens[3] != tokens[0])
+            #expect(fixture.server.refusals.isEmpty)
+        }
+    }
+
+    @Test(
+        "planned failures come back as APNs answers them",
+        arguments: [
+            (LocalAPNs.Failure.status(429, reason: "TooManyRequests"), 429, APNsVerdict.retry(renewToken: false)),
+            (.status(500, reason: "InternalServerError"), 500, .retry(renewToken: false)),
+            (.status(503, reason: "ServiceUnavailable"), 503, .retry(renewToken: false)),
+            (.status(400, reason: "DeviceTokenNotForTopic"), 400, .invalidateToken(since: nil)),
+            (.status(403, reason: "InvalidProviderToken"), 403, .suspendApp),
+        ]
+    )
+    func plannedFailures(failure: LocalAPNs.Failure, status: Int, verdict: APNsVerdict) async throws {
+        try await LocalAPNsFixture.run { fixture in
+            fixture.server.fail(failure)
+            let failed = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+            #expect(failed.status == status)
+            #expect(APNsVerdict(failed) == verdict)
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+        }
+    }
+
+    @Test func aStalledRequestEndsAtItsDeadline() async throws {
+        try await LocalAPNsFixture.run(requestTimeout: .seconds(1)) { fixture in
+            // A connection first, so that the deadline can only end the stall.
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            fixture.server.fail(.stall)
+            let stalled = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+            guard case .unanswered = stalled else {
+                Issue.record("expected no answer, got \(stalled)")
+                return
+            }
+            #expect(APNsVerdict(stalled) == .retry(renewToken: false))
+            let next = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+            #expect(next.status == 200, "\(next)")
+        }
+    }
+
+    @Test func aGoAwayIsRetriedOnANewConnection() async throws {
+        try await LocalAPNsFixture.run { fixture in
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            fixture.server.fail(.goAway(reason: "Shutdown"))
+            let refused = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+            #expect(APNsVerdict(refused) == .retry(renewToken: false))
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            let connections = fixture.server.received.map(\.connection)
+            #expect(connections.count == 2)
+            #expect(connections.first != connections.last)
+        }
+    }
+
+    @Test(
+        "what a sender does with each of Apple's answers",
+        arguments: [
+            (200, nil, APNsVerdict.delivered),
+            (400, "BadDeviceToken", .invalidateToken(since: nil)),
+            (400, "DeviceTokenNotForTopic", .invalidateToken(since: nil)),
+            (400, "BadCollapseId", .fail),
+            (400, "BadExpirationDate", .fail),
+            (400, "BadMessageId", .fail),
+            (400, "BadPriority", .fail),
+            (400, "BadTopic", .suspendApp),
+            (400, "DuplicateHeaders", .fail),
+            (400, "InvalidPushType", .fail),
+            (400, "MissingDeviceToken", .fail),
+            (400, "MissingTopic", .suspendApp),
+            (400, "PayloadEmpty", .fail),
+            (400, "TopicDisallowed", .suspendApp),
+            (400, "IdleTimeout", .retry(renewToken: false)),
+            (403, "ExpiredProviderToken", .retry(renewToken: true)),
+            (403, "InvalidProviderToken", .suspendApp),
+            (403, "MissingProviderToken", .suspendApp),
+            (403, "BadCertificate", .suspendApp),
+            (403, "BadCertificateEnvironment", .suspendApp),
+            (403, "Forbidden", .suspendApp),
+            (403, "UnrelatedKeyIdInToken", .suspendApp),
+            (404, "BadPath", .fail),
+            (405, "MethodNotAllowed", .fail),
+            (410, "Unregistered", .invalidateToken(since: nil)),
+            (410, "ExpiredToken", .invalidateToken(since: nil)),
+            (413, "PayloadTooLarge", .fail),
+            (429, "TooManyRequests", .retry(renewToken: false)),
+            (429, "TooManyProviderTokenUpdates", .retry(renewToken: false)),
+            (500, "InternalServerError", .retry(renewToken: false)),
+            (503, "ServiceUnavailable", .retry(renewToken: false)),
+            (503, "Shutdown", .retry(renewToken: false)),
+        ] as [(Int, String?, APNsVerdict)]
+    )
+    func verdicts(status: Int, reason: String?, verdict: APNsVerdict) {
+        #expect(APNsVerdict(.answered(status: status, reason: reason, tokenInvalidSince: nil, apnsID: nil)) == verdict)
+    }
+
+    @Test func noAnswerIsRetried() {
+        #expect(APNsVerdict(.unanswered("connection reset")) == .retry(renewToken: false))
+    }
+}
