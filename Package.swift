@@ -115,6 +115,7 @@ let package = Package(
                 "ActivityLifecycle",
                 "CanonicalJSON",
                 "EventStore",
+                "Postgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -230,7 +231,7 @@ let package = Package(
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
-                "ActivityLifecycle", "CanonicalJSON", "Delivery", "EventStore", "LocalAPNs",
+                "ActivityLifecycle", "CanonicalJSON", "Delivery", "EventStore", "LocalAPNs", "Postgres", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

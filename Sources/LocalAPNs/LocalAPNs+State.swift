@@ -6,6 +6,7 @@ extension LocalAPNs {
         var failures: [PlannedFailure] = []
         var received: [ReceivedPush] = []
         var refusals: [String: Int] = [:]
+        var stalled = 0
         var connections: [Int: ConnectionRecord] = [:]
         private var connectionCount = 0
 

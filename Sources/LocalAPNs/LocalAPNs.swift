@@ -144,6 +144,11 @@ public final class LocalAPNs: Sendable {
         state.withLockedValue { $0.unregistered[deviceToken.lowercased()] = timestamp }
     }
 
+    /// The device registered `deviceToken` again: pushes to it are accepted again.
+    public func reinstate(deviceToken: String) {
+        state.withLockedValue { $0.unregistered[deviceToken.lowercased()] = nil }
+    }
+
     /// Answers the next `times` pushes (to `deviceToken`, or to any token) with `failure`, after
     /// the request itself passed every check.
     public func fail(_ failure: Failure, times: Int = 1, deviceToken: String? = nil) {
@@ -167,6 +172,11 @@ public final class LocalAPNs: Sendable {
     /// How many requests were refused, by reason.
     public var refusals: [String: Int] {
         state.withLockedValue { $0.refusals }
+    }
+
+    /// How many requests were left unanswered (`Failure.stall`).
+    public var stalled: Int {
+        state.withLockedValue { $0.stalled }
     }
 
     /// Stops listening and closes every connection.

@@ -116,7 +116,9 @@ extension LocalAPNs {
         if let since = state.unregistered[device] { return .refuse(410, "Unregistered", timestamp: since) }
         switch state.takeFailure(for: device) {
         case .status(let status, let reason)?: return .refuse(status, reason)
-        case .stall?: return .stall
+        case .stall?:
+            state.stalled += 1
+            return .stall
         case .goAway(let reason)?: return .goAway(reason: reason)
         case nil: break
         }

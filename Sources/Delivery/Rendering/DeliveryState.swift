@@ -1,21 +1,31 @@
 public import ActivityLifecycle
+public import CanonicalJSON
 
-/// An activity as delivery sees it: the lifecycle's state, and the version of the event whose
-/// content it shows (the request, an update, or an end that carried content).
+/// An activity as delivery sees it: the lifecycle's state, the version of the event whose
+/// content it shows (the request, an update, or an end that carried content), and when its
+/// current push token was registered.
 public struct DeliveryState: Hashable, Sendable {
     public private(set) var activity: Activity
     /// `1` while the content is still the requested one.
     public private(set) var contentVersion: Int
+    /// When the current push token was registered (a token APNs declared dead before then was
+    /// registered again, so it is alive).
+    public private(set) var tokenRegisteredAt: Timestamp?
 
     /// The state after folding `event` onto `state` (`nil` before the first event).
     public init(_ state: DeliveryState?, folding event: ActivityEvent, by lifecycle: Lifecycle) throws(IllegalEvent) {
         activity = try lifecycle.evolve(state?.activity, with: event)
-        contentVersion =
-            switch event.payload {
-            case .requested, .updated: event.version
-            case .ended(let ended) where ended.content != nil: event.version
-            default:
-                state?.contentVersion ?? event.version
-            }
+        tokenRegisteredAt = state?.tokenRegisteredAt
+        switch event.payload {
+        case .requested, .updated:
+            contentVersion = event.version
+        case .ended(let ended) where ended.content != nil:
+            contentVersion = event.version
+        case .pushTokenChanged:
+            contentVersion = state?.contentVersion ?? event.version
+            tokenRegisteredAt = event.occurredAt
+        default:
+            contentVersion = state?.contentVersion ?? event.version
+        }
     }
 }

@@ -1,0 +1,59 @@
+import CanonicalJSON
+
+/// The pushes of one activity on their way: at most one on the wire (so they reach APNs in
+/// order), and at most one waiting — the newest, because content is state, not a delta: a newer
+/// push replaces an older one not yet sent (latest wins).
+struct ActivityLane {
+    struct Push: Hashable {
+        let position: Int64
+        let version: Int
+        let request: APNsRequest
+        /// When its event was committed (for the commit-to-answer latency).
+        let committedAt: Timestamp
+        /// Attempts made so far.
+        var attempts = 0
+        /// Not before then (a retry's backoff).
+        var notBefore: Timestamp
+    }
+
+    private(set) var onTheWire: Push?
+    private(set) var waiting: Push?
+
+    /// A newer push: it waits, and the push it replaces (if any) is returned, superseded.
+    mutating func offer(_ push: Push) -> Push? {
+        defer { waiting = push }
+        return waiting
+    }
+
+    /// The waiting push, now on the wire, if nothing else is and its backoff is over.
+    mutating func next(at now: Timestamp) -> Push? {
+        guard onTheWire == nil, let push = waiting, push.notBefore <= now else { return nil }
+        waiting = nil
+        onTheWire = push
+        return push
+    }
+
+    /// The push on the wire is settled (answered, or not sent after all).
+    mutating func settle() {
+        onTheWire = nil
+    }
+
+    /// The push on the wire goes again at `time` — unless a newer one waits, which supersedes
+    /// it; then it is returned.
+    mutating func retry(at time: Timestamp) -> Push? {
+        guard var push = onTheWire else { return nil }
+        onTheWire = nil
+        push.attempts += 1
+        guard waiting == nil else { return push }
+        push.notBefore = time
+        waiting = push
+        return nil
+    }
+
+    var isIdle: Bool { onTheWire == nil && waiting == nil }
+
+    /// The earliest position not yet settled in this lane.
+    var earliestPosition: Int64? {
+        [onTheWire?.position, waiting?.position].compactMap { $0 }.min()
+    }
+}

@@ -1,0 +1,260 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+import Postgres
+
+/// The SQL of delivery: outcomes, invalidated tokens, suspensions, the shards' cursors and
+/// leases, and the prefixes of streams the worker starts reading in the middle.
+enum DeliveryQueries {
+    /// Appends outcomes, invalidations and suspensions, and moves the shards' cursors (of the
+    /// shards `worker` still holds) — in one transaction, so a cursor never passes an outcome
+    /// that is not recorded.
+    static func record(
+        _ records: [DeliveryRecord],
+        invalidations: [TokenInvalidation],
+        suspensions: [Suspension],
+        cursors: [Int: Int64],
+        worker: String,
+        _ connection: Connection
+    ) throws {
+        try connection.transaction { connection in
+            if !records.isEmpty {
+                try connection.execute(
+                    """
+                    INSERT INTO deliveries (position, app_id, activity_id, version, outcome, attempt, apns_id,
+                        device_token, priority, status, reason, latency_us, attempted_at)
+                    SELECT * FROM unnest(
+                        \(PostgresArray(records.map(\.position))), \(PostgresArray(records.map(\.stream.app.rawValue))),
+                        \(PostgresArray(records.map(\.stream.activity.rawValue))), \(PostgresArray(records.map(\.version))),
+                        \(PostgresArray(records.map(\.outcome.rawValue))), \(PostgresArray(records.map(\.attempt))),
+                        \(PostgresArray(records.map(\.apnsID)))::uuid[], \(PostgresArray(records.map(\.deviceToken))),
+                        \(PostgresArray(records.map { $0.priority?.rawValue }))::smallint[],
+                        \(PostgresArray(records.map(\.status))), \(PostgresArray(records.map(\.reason))),
+                        \(PostgresArray(records.map { $0.latency?.microseconds })),
+                        \(PostgresArray(records.map { PostgresTimestamp($0.attemptedAt) })))
+                    """
+                )
+            }
+            for invalidation in invalidations {
+                try connection.execute(
+                    """
+                    INSERT INTO push_token_invalidations (app_id, activity_id, device_token, position, status, reason,
+                        invalid_since)
+                    VALUES (\(invalidation.stream.app.rawValue), \(invalidation.stream.activity.rawValue),
+                        \(invalidation.deviceToken), \(invalidation.position), \(invalidation.status),
+                        \(invalidation.reason), \(PostgresTimestamp(invalidation.since)))
+                    """
+                )
+            }
+            for suspension in suspensions {
+                try connection.execute(
+                    """
+                    INSERT INTO delivery_suspensions (app_id, status, reason, credentials_updated_at)
+                    VALUES (\(suspension.app.rawValue), \(suspension.status), \(suspension.reason),
+                        \(PostgresTimestamp(suspension.credentialsUpdatedAt)))
+                    """
+                )
+            }
+            if !cursors.isEmpty {
+                let shards = Array(cursors.keys)
+                try connection.execute(
+                    """
+                    UPDATE delivery_shards s SET position = greatest(s.position, c.position)
+                    FROM unnest(\(PostgresArray(shards)), \(PostgresArray(shards.map { cursors[$0]! })))
+                        AS c(shard, position)
+                    WHERE s.shard = c.shard AND s.owner = \(worker)
+                    """
+                )
+            }
+        }
+    }
+
+    /// Says `worker` is alive; returns how many workers are (a heartbeat in the last `window`).
+    static func heartbeat(_ worker: String, window: Duration, _ connection: Connection) throws -> Int {
+        try connection.execute(
+            """
+            INSERT INTO delivery_workers (worker_id, heartbeat_at) VALUES (\(worker), now())
+            ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now()
+            """
+        )
+        let windowSeconds = Double(window.microseconds) / 1e6
+        try connection.execute(
+            "DELETE FROM delivery_workers WHERE heartbeat_at < now() - make_interval(secs => \(windowSeconds * 10))"
+        )
+        return try connection.query(
+            """
+            SELECT count(*)::bigint FROM delivery_workers
+            WHERE heartbeat_at >= now() - make_interval(secs => \(windowSeconds))
+            """
+        ).single.map { Int(try $0.decode(0, as: Int64.self)) } ?? 1
+    }
+
+    /// Renews `worker`'s leases; returns the shards it still holds.
+    static func renew(_ worker: String, lease: Duration, _ connection: Connection) throws -> Set<Int> {
+        let seconds = Double(lease.microseconds) / 1e6
+        return Set(
+            try connection.query(
+                """
+                UPDATE delivery_shards SET lease_expires_at = now() + make_interval(secs => \(seconds))
+                WHERE owner = \(worker) AND lease_expires_at > now() RETURNING shard
+                """
+            ).map { try $0.decode(0, as: Int.self) }
+        )
+    }
+
+    /// Claims up to `count` free shards (never held, released, or whose lease ran out); returns
+    /// each with its cursor.
+    static func claim(
+        _ count: Int,
+        for worker: String,
+        lease: Duration,
+        _ connection: Connection
+    ) throws -> [Int: Int64] {
+        let seconds = Double(lease.microseconds) / 1e6
+        var claimed: [Int: Int64] = [:]
+        for row in try connection.query(
+            """
+            UPDATE delivery_shards SET owner = \(worker), lease_expires_at = now() + make_interval(secs => \(seconds))
+            WHERE shard IN (
+                SELECT shard FROM delivery_shards
+                WHERE owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= now()
+                ORDER BY shard LIMIT \(count) FOR UPDATE SKIP LOCKED)
+            RETURNING shard, position
+            """
+        ) {
+            claimed[try row.decode(0, as: Int.self)] = try row.decode(1, as: Int64.self)
+        }
+        return claimed
+    }
+
+    /// Gives shards up, with their final cursors.
+    static func release(_ cursors: [Int: Int64], by worker: String, _ connection: Connection) throws {
+        let shards = Array(cursors.keys)
+        try connection.execute(
+            """
+            UPDATE delivery_shards s SET position = greatest(s.position, c.position), owner = NULL,
+                lease_expires_at = NULL
+            FROM unnest(\(PostgresArray(shards)), \(PostgresArray(shards.map { cursors[$0]! }))) AS c(shard, position)
+            WHERE s.shard = c.shard AND s.owner = \(worker)
+            """
+        )
+    }
+
+    /// Positions after `position` whose delivery is already settled: a worker that takes a shard
+    /// over does not send them again.
+    static func settledPositions(after position: Int64, _ connection: Connection) throws -> Set<Int64> {
+        Set(
+            try connection.query(
+                "SELECT DISTINCT position FROM deliveries WHERE position > \(position) AND outcome <> 'retrying'"
+            ).map { try $0.decode(0, as: Int64.self) }
+        )
+    }
+
+    /// The events of each stream before the given version, in order, and the tokens APNs
+    /// declared dead for those streams.
+    static func prefixes(
+        before versions: [StreamID: Int],
+        _ connection: Connection
+    ) throws -> (events: [StoredEvent], invalidations: [StreamID: [String: Timestamp]]) {
+        let streams = Array(versions.keys)
+        let apps = PostgresArray(streams.map(\.app.rawValue))
+        let activities = PostgresArray(streams.map(\.activity.rawValue))
+        let events = try connection.query(
+            """
+            SELECT \(columnsOf: EventRow.Column.self, in: "e.")
+            FROM unnest(\(apps), \(activities), \(PostgresArray(streams.map { versions[$0]! }))) AS w(app_id, activity_id, version)
+            JOIN events e ON e.app_id = w.app_id AND e.activity_id = w.activity_id AND e.version < w.version
+            ORDER BY e.app_id, e.activity_id, e.version
+            """
+        ).map(EventRow.storedEvent)
+        var invalidations: [StreamID: [String: Timestamp]] = [:]
+        for row in try connection.query(
+            """
+            SELECT i.app_id, i.activity_id, i.device_token, max(i.invalid_since)
+            FROM unnest(\(apps), \(activities)) AS w(app_id, activity_id)
+            JOIN push_token_invalidations i ON i.app_id = w.app_id AND i.activity_id = w.activity_id
+            GROUP BY 1, 2, 3
+            """
+        ) {
+            let stream = StreamID(
+                app: AppID(uncheckedRawValue: try row.decode(0)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(1))
+            )
+            invalidations[stream, default: [:]][try row.decode(2)] = Timestamp(
+                try row.decode(3, as: PostgresTimestamp.self)
+            )
+        }
+        return (events, invalidations)
+    }
+
+    /// The app's bundle id, when its credentials were set, and the credentials a suspension names
+    /// (the latest).
+    static func appDelivery(
+        of app: AppID,
+        _ connection: Connection
+    ) throws -> (bundleID: String, credentialsUpdatedAt: Timestamp?, suspendedCredentials: Timestamp?)? {
+        try connection.query(
+            """
+            SELECT a.bundle_id, c.updated_at,
+                (SELECT s.credentials_updated_at FROM delivery_suspensions s WHERE s.app_id = a.app_id
+                 ORDER BY s.id DESC LIMIT 1)
+            FROM apps a LEFT JOIN apns_credentials c ON c.app_id = a.app_id
+            WHERE a.app_id = \(app.rawValue)
+            """
+        ).single.map { row in
+            (
+                try row.decode(0),
+                try row.decode(1, as: PostgresTimestamp?.self).map(Timestamp.init),
+                try row.decode(2, as: PostgresTimestamp?.self).map(Timestamp.init)
+            )
+        }
+    }
+
+    /// An activity's deliveries, newest first.
+    static func deliveries(of stream: StreamID, limit: Int, _ connection: Connection) throws -> [DeliveryRecord] {
+        try connection.query(
+            """
+            SELECT position, version, outcome, attempt, apns_id::text, device_token, priority::int, status, reason,
+                latency_us, attempted_at
+            FROM deliveries WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
+            ORDER BY id DESC LIMIT \(limit)
+            """
+        ).map { row in
+            guard let outcome = DeliveryRecord.Outcome(rawValue: try row.decode(2)) else {
+                throw EventStoreError.unreadableRow("deliveries: outcome \(try row.decode(2, as: String.self))")
+            }
+            return DeliveryRecord(
+                position: try row.decode(0),
+                stream: stream,
+                version: try row.decode(1),
+                outcome: outcome,
+                attempt: try row.decode(3),
+                apnsID: try row.decode(4),
+                deviceToken: try row.decode(5),
+                priority: try row.decode(6, as: Int?.self).flatMap(Priority.init(rawValue:)),
+                status: try row.decode(7),
+                reason: try row.decode(8),
+                latency: try row.decode(9, as: Int64?.self).map { .microseconds($0) },
+                attemptedAt: Timestamp(try row.decode(10, as: PostgresTimestamp.self))
+            )
+        }
+    }
+}
+
+/// A token APNs declared dead, to record.
+struct TokenInvalidation: Hashable, Sendable {
+    let stream: StreamID
+    let deviceToken: String
+    let position: Int64
+    let status: Int
+    let reason: String
+    let since: Timestamp
+}
+
+/// An app whose credentials APNs refused, to record.
+struct Suspension: Hashable, Sendable {
+    let app: AppID
+    let status: Int
+    let reason: String
+    let credentialsUpdatedAt: Timestamp
+}

@@ -1,0 +1,17 @@
+public import ActivityLifecycle
+
+/// The log's activities split into a fixed number of shards; a worker delivers the shards it
+/// holds a lease on, so several processes share the work and each activity has one sender.
+public enum DeliveryShard {
+    /// As many as `delivery_shards` has rows (migration 0009).
+    public static let count = 16
+
+    /// The activity's shard: FNV-1a of its app and activity ids, the same in every process.
+    public static func of(_ stream: StreamID) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in stream.app.rawValue.utf8 + [0] + stream.activity.rawValue.utf8 {
+            hash = (hash ^ UInt32(byte)) &* 16_777_619
+        }
+        return Int(hash % UInt32(count))
+    }
+}

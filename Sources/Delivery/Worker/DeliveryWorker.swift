@@ -1,0 +1,353 @@
+import ActivityLifecycle
+public import CanonicalJSON
+public import EventStore
+import Foundation
+public import Logging
+public import Metrics
+import NIOConcurrencyHelpers
+import Postgres
+public import ServiceLifecycle
+
+/// Delivers the log to devices (SPEC §7). It follows the log by position (the gap-free reading),
+/// renders each event that changes what a device shows, and sends it through `APNsClient`:
+///
+/// - at least once: a shard's cursor passes an event only once its delivery is settled and
+///   recorded, so after a crash or restart every push not confirmed is sent again;
+/// - once in normal operation: shards of the log are held under leases, so two workers never
+///   deliver the same activity; a crashed worker's leases run out and another takes over;
+/// - in order and latest wins, per activity (`ActivityLane`);
+/// - retried with backoff and jitter for the answers that call for it, until the push expires;
+///   dead tokens invalidated, apps with refused credentials suspended (`APNsVerdict`).
+///
+/// Every attempt and decision is appended to `deliveries`. Run it as a `Service`.
+public struct DeliveryWorker: Service {
+    public struct Configuration: Sendable {
+        /// Requests in flight at once, over all apps.
+        public var maximumInFlight = 256
+        /// Events read from the log at once.
+        public var batchSize = 1000
+        /// How long a shard's lease lasts without renewal: how soon a crashed worker's shards
+        /// are taken over.
+        public var lease: Duration = .seconds(10)
+        /// How often leases are renewed and shares rebalanced.
+        public var leaseRenewal: Duration = .seconds(2)
+        /// The first retry's delay; each next one doubles, up to `maximumBackoff`, with jitter.
+        public var initialBackoff: Duration = .seconds(1)
+        public var maximumBackoff: Duration = .seconds(60)
+        /// How long an app's credentials and suspension, once read, are trusted: new
+        /// credentials resume a suspended app within this time.
+        public var appRefresh: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    let store: EventStore
+    let client: APNsClient
+    let secretKey: SecretKey
+    let listener: AppendListener?
+    let configuration: Configuration
+    let clock: @Sendable () -> Timestamp
+    let workerID: String
+    let logger: Logger
+    let metrics: any MetricsFactory
+
+    /// - Parameters:
+    ///   - secretKey: opens the apps' sealed APNs keys.
+    ///   - listener: wakes the worker when events are appended; without one it polls.
+    ///   - metrics: `liveline_deliveries_total{outcome}`, `liveline_apns_request_seconds`,
+    ///     `liveline_delivery_commit_to_answer_seconds`.
+    public init(
+        store: EventStore,
+        client: APNsClient,
+        secretKey: SecretKey,
+        listener: AppendListener?,
+        configuration: Configuration = Configuration(),
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.store = store
+        self.client = client
+        self.secretKey = secretKey
+        self.listener = listener
+        self.configuration = configuration
+        self.clock = clock
+        self.workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    public func run() async throws {
+        let book = NIOLockedValueBox(
+            DeliveryBook(renderer: PushRenderer(policy: store.lifecycle.policy), lifecycle: store.lifecycle)
+        )
+        let stopping = NIOLockedValueBox(false)
+        let wakeup = Wakeup()
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await maintainLeases(book) }
+                group.addTask { await relayAppends(to: wakeup) }
+                await deliver(book, stopping: stopping, wakeup: wakeup, group: &group)
+                group.cancelAll()
+            }
+        } onGracefulShutdown: {
+            stopping.withLockedValue { $0 = true }
+            wakeup.signal()
+        }
+    }
+
+    // MARK: The delivery loop
+
+    /// Reads, sends and records until shutdown; then lets what is on the wire finish, records
+    /// it, and gives its shards up.
+    private func deliver(
+        _ book: NIOLockedValueBox<DeliveryBook>,
+        stopping: NIOLockedValueBox<Bool>,
+        wakeup: Wakeup,
+        group: inout DiscardingTaskGroup
+    ) async {
+        var readGeneration: UInt64? = nil
+        var lastRead = clock()
+        while !Task.isCancelled {
+            let isStopping = stopping.withLockedValue { $0 }
+            if isStopping && book.withLockedValue({ $0.inFlight }) == 0 { break }
+            let generation = listener?.generation
+            var caughtUp = true
+            do {
+                // Read when told to, when appends were announced, and once a second in any case (an
+                // announcement is a hint, never a promise).
+                let mustRead = book.withLockedValue { $0.mustRead }
+                if !isStopping
+                    && (mustRead || generation == nil || generation != readGeneration
+                        || clock() - lastRead >= .seconds(1))
+                {
+                    caughtUp = try await readLog(book)
+                    lastRead = clock()
+                    if caughtUp { readGeneration = generation }
+                }
+                if !isStopping {
+                    try await refreshApps(
+                        book.withLockedValue { $0.staleApps(at: clock(), olderThan: configuration.appRefresh) },
+                        in: book
+                    )
+                    send(book, wakeup: wakeup, group: &group)
+                }
+                try await record(book)
+            } catch {
+                logger.error("delivery failed; retrying shortly", metadata: ["error": "\(String(reflecting: error))"])
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            guard caughtUp else { continue }
+            await pause(book, wakeup: wakeup)
+        }
+        // Record what was settled, and give every shard up so that another worker takes over at once.
+        book.withLockedValue { $0.drain($0.heldShards) }
+        try? await record(book)
+    }
+
+    /// Reads the next events of the held shards and absorbs them; `true` when the log was read
+    /// to its end.
+    private func readLog(_ book: NIOLockedValueBox<DeliveryBook>) async throws -> Bool {
+        guard let position = book.withLockedValue({ $0.readPosition }) else {
+            book.withLockedValue { $0.mustRead = false }
+            return true
+        }
+        let events = try await store.events(after: position, limit: configuration.batchSize)
+        logger.trace("read the log", metadata: ["after": "\(position)", "events": "\(events.count)"])
+        let (missing, unknownApps) = book.withLockedValue {
+            ($0.missingPrefixes(in: events), $0.unknownApps(in: events))
+        }
+        if !missing.isEmpty {
+            let (prefixes, invalidations) = try await store.withConnection {
+                try DeliveryQueries.prefixes(before: missing, $0)
+            }
+            book.withLockedValue { $0.install(prefixes: prefixes, invalidations: invalidations) }
+        }
+        try await refreshApps(unknownApps, in: book)
+        let caughtUp = events.count < configuration.batchSize
+        book.withLockedValue { book in
+            book.absorb(events, at: clock())
+            if caughtUp { book.mustRead = false }
+        }
+        return caughtUp
+    }
+
+    /// Reads what delivering these apps' pushes needs: topic, credentials, suspension.
+    private func refreshApps(_ apps: Set<AppID>, in book: NIOLockedValueBox<DeliveryBook>) async throws {
+        for app in apps {
+            guard let row = try await store.withConnection({ try DeliveryQueries.appDelivery(of: app, $0) }) else {
+                continue
+            }
+            var credentials: APNsCredentials? = nil
+            if row.credentialsUpdatedAt != nil {
+                do {
+                    credentials = try await store.apnsCredentials(of: app, openedWith: secretKey)
+                } catch EventStoreError.sealedUnderAnotherSecret {
+                    logger.error(
+                        "the app's APNs key was sealed under another LIVELINE_SECRET_KEY: set its credentials again",
+                        metadata: ["app.id": "\(app)"]
+                    )
+                }
+            }
+            let delivery = AppDelivery(
+                topic: PushRenderer.topic(for: row.bundleID),
+                credentials: credentials,
+                credentialsUpdatedAt: row.credentialsUpdatedAt,
+                suspended: row.suspendedCredentials != nil && row.suspendedCredentials == row.credentialsUpdatedAt,
+                readAt: clock()
+            )
+            book.withLockedValue { $0.learn(app, delivery) }
+        }
+    }
+
+    /// Starts the pushes that may go now, each in a child task that records its answer.
+    private func send(_ book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup, group: inout DiscardingTaskGroup) {
+        let sends = book.withLockedValue { book in
+            book.takeReady(at: clock(), limit: configuration.maximumInFlight - book.inFlight)
+        }
+        if !sends.isEmpty { logger.trace("sending", metadata: ["pushes": "\(sends.count)"]) }
+        for send in sends {
+            group.addTask {
+                let started = clock()
+                let response = await client.send(send.request, with: send.credentials)
+                let now = clock()
+                let record = book.withLockedValue { book in
+                    book.finish(send, response: response, latency: now - started, at: now, backoff: backoff)
+                }
+                observe(record, committedAt: send.committedAt, answeredAt: now)
+                wakeup.signal()
+            }
+        }
+    }
+
+    /// Records the outcomes settled so far with the cursors they allow, and gives up the
+    /// shards that finished draining.
+    private func record(_ book: NIOLockedValueBox<DeliveryBook>) async throws {
+        let (pending, cursors, drained) = book.withLockedValue { book in
+            let (pending, cursors) = book.takePending()
+            return (pending, cursors, book.drained)
+        }
+        if !pending.isEmpty || !cursors.isEmpty {
+            let worker = workerID
+            try await store.withConnection { connection in
+                try DeliveryQueries.record(
+                    pending.records,
+                    invalidations: pending.invalidations,
+                    suspensions: pending.suspensions,
+                    cursors: cursors,
+                    worker: worker,
+                    connection
+                )
+            }
+        }
+        if !drained.isEmpty {
+            let worker = workerID
+            try await store.withConnection { try DeliveryQueries.release(drained, by: worker, $0) }
+            book.withLockedValue { $0.drop(Set(drained.keys)) }
+            logger.debug("gave delivery shards up", metadata: ["shards": "\(drained.keys.sorted())"])
+        }
+    }
+
+    /// Waits for an append, an answer, or the next retry; at most a second (the log is read
+    /// once a second in any case), and 50 ms without a listener.
+    private func pause(_ book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup) async {
+        var timeout: Duration = listener == nil ? .milliseconds(50) : .seconds(1)
+        if let nextRetry = book.withLockedValue({ $0.nextRetry }) {
+            timeout = min(timeout, max(.zero, nextRetry - clock()))
+        }
+        await wakeup.wait(timeout: timeout)
+    }
+
+    /// Turns the listener's announcements of appends into wake-ups.
+    private func relayAppends(to wakeup: Wakeup) async {
+        guard let listener else { return }
+        var generation = listener.generation
+        while !Task.isCancelled {
+            let announced = await listener.wait(after: generation, timeout: .seconds(1))
+            if announced != generation {
+                generation = announced
+                wakeup.signal()
+            }
+        }
+    }
+
+    // MARK: Leases
+
+    /// Keeps a fair share of the shards: renews the leases held, drains the shards over the
+    /// share, claims free ones under it.
+    private func maintainLeases(_ book: NIOLockedValueBox<DeliveryBook>) async {
+        let worker = workerID
+        let lease = configuration.lease
+        while !Task.isCancelled {
+            do {
+                let (living, held) = try await store.withConnection { connection in
+                    (
+                        try DeliveryQueries.heartbeat(worker, window: lease, connection),
+                        try DeliveryQueries.renew(worker, lease: lease, connection)
+                    )
+                }
+                let known = book.withLockedValue { $0.heldShards }
+                let lost = known.subtracting(held)
+                if !lost.isEmpty {
+                    logger.warning("delivery leases ran out", metadata: ["shards": "\(lost.sorted())"])
+                    book.withLockedValue { $0.drop(lost) }
+                }
+                let share = (DeliveryShard.count + max(living, 1) - 1) / max(living, 1)
+                if held.count > share {
+                    book.withLockedValue { $0.drain(Set(held.sorted().suffix(held.count - share))) }
+                } else if held.count < share {
+                    let claimed = try await store.withConnection { connection in
+                        let claimed = try DeliveryQueries.claim(
+                            share - held.count,
+                            for: worker,
+                            lease: lease,
+                            connection
+                        )
+                        let settled = try claimed.values.min().map {
+                            try DeliveryQueries.settledPositions(after: $0, connection)
+                        }
+                        return (claimed, settled ?? [])
+                    }
+                    if !claimed.0.isEmpty {
+                        logger.debug("took delivery shards", metadata: ["shards": "\(claimed.0.keys.sorted())"])
+                        book.withLockedValue { $0.adopt(claimed.0, settled: claimed.1) }
+                    }
+                }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.error("renewing delivery leases failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            try? await Task.sleep(for: configuration.leaseRenewal)
+        }
+    }
+
+    // MARK: Policy and metrics
+
+    /// Exponential backoff with jitter: the `attempt`-th retry waits between half and all of
+    /// `initialBackoff · 2^(attempt-1)`, capped at `maximumBackoff`.
+    private func backoff(_ attempt: Int) -> Duration {
+        let exponential = configuration.initialBackoff * (1 << min(attempt - 1, 20))
+        let capped = min(exponential, configuration.maximumBackoff)
+        return capped * Double.random(in: 0.5...1.0)
+    }
+
+    private func observe(_ record: DeliveryRecord, committedAt: Timestamp, answeredAt: Timestamp) {
+        Counter(
+            label: "liveline_deliveries_total",
+            dimensions: [("outcome", record.outcome.rawValue)],
+            factory: metrics
+        )
+        .increment()
+        if let latency = record.latency {
+            Timer(label: "liveline_apns_request_seconds", factory: metrics).recordNanoseconds(
+                latency.microseconds * 1_000
+            )
+        }
+        if record.outcome == .delivered {
+            Timer(label: "liveline_delivery_commit_to_answer_seconds", factory: metrics)
+                .recordNanoseconds((answeredAt - committedAt).microseconds * 1_000)
+        }
+    }
+}

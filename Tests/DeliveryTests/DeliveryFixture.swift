@@ -1,0 +1,174 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Crypto
+import Delivery
+import EventStore
+import LocalAPNs
+import Logging
+import Postgres
+import TestSupport
+import Testing
+
+/// A migrated database with one app whose APNs credentials point at a local APNs, and delivery
+/// workers to run against both.
+struct DeliveryFixture {
+    static let bundleID = "com.example.game"
+    static let teamID = "TEAM000001"
+    static let keyID = "KEY0000001"
+
+    let database: String
+    let app = AppID(rawValue: "game")!
+    let server: LocalAPNs
+    let secret = try! SecretKey(SecretKey.random())
+    let key = P256.Signing.PrivateKey()
+
+    /// Runs `body` with a fresh database and local APNs; `credentials: false` leaves the app
+    /// without APNs credentials.
+    static func run(credentials: Bool = true, _ body: (DeliveryFixture, EventStore) async throws -> Void) async throws {
+        let server = try await LocalAPNs.start()
+        let fixture = DeliveryFixture(database: try await TestDatabase.makeMigrated(), server: server)
+        do {
+            try await TestDatabase.withPool(fixture.database, maximumConnections: 6) { pool in
+                let notifier = AppendNotifier(pool: pool)
+                let store = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)
+                try await store.createApp(fixture.app, AppSettings(bundleID: bundleID, maxOpen: 1000), by: .commandLine)
+                if credentials { try await fixture.setCredentials(fixture.key, in: store) }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await notifier.run() }
+                    try await body(fixture, store)
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+    }
+
+    /// Sets the app's credentials to `key`, registered with the local APNs.
+    func setCredentials(_ key: P256.Signing.PrivateKey, keyID: String = keyID, in store: EventStore) async throws {
+        server.register(teamID: Self.teamID, keyID: keyID, publicKey: key.publicKey, bundleID: Self.bundleID)
+        let credentials = try APNsCredentials(
+            teamID: Self.teamID,
+            keyID: keyID,
+            environment: .sandbox,
+            privateKeyPEM: key.pemRepresentation
+        )
+        try await store.setAPNsCredentials(credentials, for: app, sealedWith: secret, by: .commandLine)
+    }
+
+    /// Runs delivery workers (each with its own pool and listener, as separate processes have)
+    /// while `body` runs, then cancels them.
+    func withWorkers(
+        _ count: Int = 1,
+        configuration: DeliveryWorker.Configuration = DeliveryFixture.quick,
+        _ body: () async throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<count {
+                group.addTask { try await runWorker(configuration: configuration) }
+            }
+            try await body()
+            group.cancelAll()
+        }
+    }
+
+    /// One worker until cancelled.
+    func runWorker(configuration: DeliveryWorker.Configuration = DeliveryFixture.quick) async throws {
+        let listener = try AppendListener(connectionString: database, logger: TestDatabase.logger)
+        let client = try APNsClient(
+            configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
+            logger: TestDatabase.logger
+        )
+        try await TestDatabase.withPool(database, maximumConnections: 3) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            let worker = DeliveryWorker(
+                store: store,
+                client: client,
+                secretKey: secret,
+                listener: listener,
+                configuration: configuration,
+                logger: TestDatabase.logger
+            )
+            await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await listener.run() }
+                group.addTask { try await worker.run() }
+                try? await group.next()
+                group.cancelAll()
+            }
+        }
+        try? await client.shutdown()
+    }
+
+    /// Short leases and backoffs, so tests see takeovers and retries quickly.
+    static let quick: DeliveryWorker.Configuration = {
+        var configuration = DeliveryWorker.Configuration()
+        configuration.lease = .seconds(1)
+        configuration.leaseRenewal = .milliseconds(200)
+        configuration.initialBackoff = .milliseconds(300)
+        configuration.maximumBackoff = .seconds(1)
+        configuration.appRefresh = .milliseconds(100)
+        return configuration
+    }()
+
+    func stream(_ id: String) -> StreamID {
+        StreamID(app: app, activity: ActivityID(rawValue: id)!)
+    }
+
+    static func token(_ number: Int) -> String {
+        let hex = String(number, radix: 16)
+        return String(repeating: "0", count: 64 - hex.count) + hex
+    }
+
+    /// Runs a command now; it must be accepted.
+    @discardableResult
+    func execute(_ command: Command, on stream: StreamID, in store: EventStore) async throws -> [StoredEvent] {
+        let result = try await store.execute(command, on: stream, at: Timestamp.now())
+        guard case .accepted(_, let events) = result.outcome else {
+            Issue.record("\(command.name) was refused: \(result.outcome)")
+            return []
+        }
+        return events
+    }
+
+    /// An activity requested with a token registered.
+    func activityWithToken(_ id: String, token: String, in store: EventStore) async throws -> StreamID {
+        let stream = stream(id)
+        try await execute(
+            .request(.init(activityType: "Game", content: ActivityContent(contentState: .empty))),
+            on: stream,
+            in: store
+        )
+        try await execute(.registerPushToken(token), on: stream, in: store)
+        return stream
+    }
+
+    static func update(_ step: Int, priority: Priority = .low) -> Command {
+        .update(
+            .init(
+                content: ActivityContent(contentState: JSONObject(["step": .number(JSONNumber(step))])),
+                priority: priority
+            )
+        )
+    }
+
+    /// Waits (up to 15 s) until `condition` holds.
+    func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<300 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("not within 15 s: \(what)")
+    }
+
+    /// The `step` of each push a device received, in order.
+    func steps(receivedBy token: String) -> [Int64] {
+        server.received(by: token).compactMap { push in
+            guard case .object(let root)? = try? JSONParser.parse(push.body), case .object(let aps)? = root["aps"],
+                case .object(let content)? = aps["content-state"], case .number(let step)? = content["step"]
+            else { return nil }
+            return step.integer
+        }
+    }
+}
