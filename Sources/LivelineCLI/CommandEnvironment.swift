@@ -1,6 +1,7 @@
 import ActivityLifecycle
 import ArgumentParser
 import CanonicalJSON
+import Delivery
 import EmbeddedPostgres
 import EventStore
 import Foundation
@@ -48,14 +49,19 @@ struct CommandEnvironment {
     }
 
     /// The HTTP application on `pool` and the services that run beside it, in dependency order:
-    /// `before` (the embedded cluster of `dev`), the pool, the notification listener, the
-    /// append notifier, the deadline worker. Applies `LIVELINE_GLOBAL_MAX_OPEN` to the database
-    /// when it is set, and sends the process's metrics to `/metrics`.
+    /// `before` (the embedded cluster and local APNs of `dev`), the pool, the notification
+    /// listener, the append notifier, the deadline worker, and — when delivery is on and a
+    /// secret key opens the apps' APNs keys — the APNs client and the delivery worker. Applies
+    /// `LIVELINE_GLOBAL_MAX_OPEN` to the database when it is set, and sends the process's
+    /// metrics to `/metrics`.
+    /// - Parameter apns: where pushes go; the configured hosts when `nil`.
     func makeApplication(
         pool: ConnectionPool,
         databaseURL: String,
         migrator: Migrator,
         adminKey: String?,
+        secretKey: SecretKey?,
+        apns: APNsConfiguration? = nil,
         runningAfter before: [any Service] = []
     ) async throws -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
@@ -68,6 +74,7 @@ struct CommandEnvironment {
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
+        let delivery = try deliveryServices(store: store, listener: listener, secretKey: secretKey, apns: apns)
         return try buildApplication(
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             api: APIDependencies(
@@ -75,11 +82,60 @@ struct CommandEnvironment {
                 migrator: migrator,
                 listener: listener,
                 adminKey: adminKey,
-                secretKey: configuration.secretKey,
+                secretKey: secretKey,
                 metrics: registry
             ),
-            services: before + [pool, listener, notifier, worker],
+            services: before + [pool, listener, notifier, worker] + delivery,
             logger: logger
+        )
+    }
+
+    /// The APNs client and the delivery worker, unless delivery is off or there is no secret key.
+    private func deliveryServices(
+        store: EventStore,
+        listener: AppendListener,
+        secretKey: SecretKey?,
+        apns: APNsConfiguration?
+    ) throws -> [any Service] {
+        guard configuration.delivery else {
+            logger.notice("delivery to APNs is off (LIVELINE_DELIVERY=off)")
+            return []
+        }
+        guard let secretKey else {
+            logger.notice(
+                "delivery to APNs is off: set LIVELINE_SECRET_KEY so the apps' APNs keys can be stored and opened"
+            )
+            return []
+        }
+        var apns = try apns ?? configuredAPNs()
+        apns.requestTimeout = configuration.apnsTimeout
+        let client = try APNsClient(configuration: apns, logger: logger)
+        var deliveryConfiguration = DeliveryWorker.Configuration()
+        deliveryConfiguration.maximumInFlight = configuration.deliveryInFlight
+        let worker = DeliveryWorker(
+            store: store,
+            client: client,
+            secretKey: secretKey,
+            listener: listener,
+            configuration: deliveryConfiguration,
+            logger: logger
+        )
+        return [client, worker]
+    }
+
+    /// APNs as configured: the hosts, and a certificate to trust from `LIVELINE_APNS_CA_FILE`.
+    private func configuredAPNs() throws -> APNsConfiguration {
+        var trusted: String? = nil
+        if let file = configuration.apnsTrustedCertificateFile {
+            guard let pem = try? String(contentsOf: file, encoding: .utf8) else {
+                throw ConfigurationError("cannot read LIVELINE_APNS_CA_FILE \(file.path)")
+            }
+            trusted = pem
+        }
+        return APNsConfiguration(
+            productionURL: configuration.apnsProductionURL,
+            sandboxURL: configuration.apnsSandboxURL,
+            trustedCertificatePEM: trusted
         )
     }
 

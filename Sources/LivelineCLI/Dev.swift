@@ -1,10 +1,12 @@
 import ActivityLifecycle
 import ArgumentParser
 import CanonicalJSON
+import Delivery
 import EmbeddedPostgres
 import EventStore
 import Foundation
 import Hummingbird
+import LocalAPNs
 import ServiceLifecycle
 
 /// `liveline dev`: the embedded default. Without `DATABASE_URL`, starts a private PostgreSQL
@@ -38,10 +40,21 @@ struct Dev: AsyncParsableCommand {
             try await migrator.migrate(logger: logger)
 
             let adminKey = configuration.adminKey ?? DevelopmentKeys.newAdminKey()
-            let demo = try await DevelopmentKeys.demoAppKey(
-                store: EventStore(pool: pool, lifecycle: Lifecycle(policy: environment.lifecyclePolicy))
+            let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: environment.lifecyclePolicy))
+            let demo = try await DevelopmentKeys.demoAppKey(store: store)
+            let secret = try configuration.secretKey ?? DevelopmentAPNs.secret(under: configuration.devDataDirectory)
+            let apns = try await DevelopmentAPNs.start()
+            services.append(LocalAPNsService(server: apns))
+            try await DevelopmentAPNs.configureDemoApp(
+                demo.app,
+                bundleID: DevelopmentKeys.demoBundleID,
+                on: apns,
+                store: store,
+                secret: secret
             )
             let base = "http://\(configuration.host):\(configuration.port)"
+            let token = DevelopmentAPNs.demoDeviceToken
+            let auth = "-H 'Authorization: Bearer \(demo.secret)' -H 'Content-Type: application/json'"
             // Written at once (not through print's buffer) so it precedes the server's log lines.
             FileHandle.standardOutput.write(
                 Data(
@@ -51,10 +64,15 @@ struct Dev: AsyncParsableCommand {
                       database:      \(databaseURL)
                       admin key:     \(adminKey)\(configuration.adminKey == nil ? "  (new each start; set LIVELINE_ADMIN_KEY to keep one)" : "")
                       app "\(demo.app)":    key \(demo.secret)  (issued now; shown once)
-                    Try:
-                      curl -s -X POST \(base)/v1/activities -H 'Authorization: Bearer \(demo.secret)' \\
-                        -H 'Content-Type: application/json' \\
-                        -d '{"activityType":"Delivery","contentState":{"eta":"12:30","stage":"packed"}}'
+                      APNs:          a local APNs at \(apns.baseURL) receives every push (printed below as
+                                     "local APNs → device …"); the demo app's credentials point at it
+                    Try: request an activity, register the device's push token, update it, see the delivery:
+                      curl -s -X POST \(base)/v1/activities \(auth) \\
+                        -d '{"activityId":"order-1","activityType":"Delivery","contentState":{"eta":"12:30","stage":"packed"}}'
+                      curl -s -X PUT \(base)/v1/activities/order-1/push-token \(auth) -d '{"pushToken":"\(token)"}'
+                      curl -s -X POST \(base)/v1/activities/order-1/updates \(auth) \\
+                        -d '{"contentState":{"eta":"12:25","stage":"on the way"}}'
+                      curl -s \(base)/v1/activities/order-1/deliveries -H 'Authorization: Bearer \(demo.secret)'
                     The API is described at \(base)/openapi.yaml and in docs/api.md. Press Ctrl-C to stop.
 
 
@@ -66,6 +84,8 @@ struct Dev: AsyncParsableCommand {
                 databaseURL: databaseURL,
                 migrator: migrator,
                 adminKey: adminKey,
+                secretKey: secret,
+                apns: .local(baseURL: apns.baseURL, trustedCertificatePEM: apns.certificatePEM),
                 runningAfter: services
             )
             try await app.runService()
@@ -76,6 +96,7 @@ struct Dev: AsyncParsableCommand {
 /// The keys `liveline dev` prints: an admin key, and a key of the demo app, made on first use.
 enum DevelopmentKeys {
     static let demoApp = AppID(rawValue: "demo")!
+    static let demoBundleID = "com.example.demo"
 
     static func newAdminKey() -> String {
         "ll_admin_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
@@ -83,7 +104,7 @@ enum DevelopmentKeys {
 
     static func demoAppKey(store: EventStore) async throws -> IssuedAPIKey {
         if try await store.app(demoApp) == nil {
-            try await store.createApp(demoApp, AppSettings(bundleID: "com.example.demo"), by: .commandLine)
+            try await store.createApp(demoApp, AppSettings(bundleID: demoBundleID), by: .commandLine)
         }
         return try await store.issueKey(for: demoApp, by: .commandLine)
     }

@@ -25,8 +25,19 @@ package struct LivelineConfiguration: Sendable {
     package var dismissalWindow: Duration
     /// The service-wide cap on open activities, applied to the database at start-up when set.
     package var globalMaxOpen: Int?
-    /// Where `liveline dev` keeps its private PostgreSQL cluster.
+    /// Where `liveline dev` keeps its private PostgreSQL cluster (and its secret key).
     package var devDataDirectory: URL
+    /// Whether the server delivers pushes to APNs (it needs `secretKey` to open apps' keys).
+    package var delivery: Bool
+    /// Where production and sandbox pushes go: Apple's hosts, or a local APNs.
+    package var apnsProductionURL: String
+    package var apnsSandboxURL: String
+    /// A PEM certificate to trust besides the system's roots (a local APNs').
+    package var apnsTrustedCertificateFile: URL?
+    /// The deadline of every request to APNs.
+    package var apnsTimeout: Duration
+    /// How many requests to APNs may be in flight at once.
+    package var deliveryInFlight: Int
 
     package init(flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let reader = ConfigReader(providers: [
@@ -70,6 +81,14 @@ package struct LivelineConfiguration: Sendable {
         self.globalMaxOpen =
             globalMaxOpen.value == nil ? nil : try globalMaxOpen.integer(default: 0, in: 0...Int(Int32.max))
         devDataDirectory = URL(filePath: setting("liveline.dev.data").value ?? ".liveline")
+        delivery = try setting("liveline.delivery").switch(default: true)
+        apnsProductionURL = try setting("liveline.apns.production.url").httpsURL(default: "https://api.push.apple.com")
+        apnsSandboxURL = try setting("liveline.apns.sandbox.url").httpsURL(
+            default: "https://api.sandbox.push.apple.com"
+        )
+        apnsTrustedCertificateFile = setting("liveline.apns.ca.file").value.map { URL(filePath: $0) }
+        apnsTimeout = try setting("liveline.apns.timeout").duration(default: .seconds(10))
+        deliveryInFlight = try setting("liveline.delivery.in.flight").integer(default: 256, in: 1...10_000)
     }
 }
 
@@ -95,6 +114,25 @@ struct Setting {
             throw ConfigurationError("\(name) must be one of \(levels), got \"\(value)\"")
         }
         return level
+    }
+
+    func `switch`(default fallback: Bool) throws -> Bool {
+        guard let value else { return fallback }
+        switch value.lowercased() {
+        case "on", "true", "1", "yes": return true
+        case "off", "false", "0", "no": return false
+        default: throw ConfigurationError("\(name) must be on or off, got \"\(value)\"")
+        }
+    }
+
+    func httpsURL(default fallback: String) throws -> String {
+        guard let value else { return fallback }
+        guard value.hasPrefix("https://"), value.count > "https://".count, !value.hasSuffix("/") else {
+            throw ConfigurationError(
+                "\(name) must be an https:// address without a trailing slash, such as https://api.push.apple.com, got \"\(value)\""
+            )
+        }
+        return value
     }
 
     func duration(default fallback: Duration) throws -> Duration {

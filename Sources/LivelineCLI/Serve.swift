@@ -1,7 +1,7 @@
 import ArgumentParser
 import Hummingbird
 
-/// `liveline serve`: the HTTP API and the deadline worker, until SIGTERM or SIGINT.
+/// `liveline serve`: the HTTP API, the deadline worker and delivery, until SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the HTTP API on DATABASE_URL.")
 
@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
                 pool: pool,
                 databaseURL: databaseURL,
                 migrator: try environment.makeMigrator(pool: pool),
-                adminKey: environment.configuration.adminKey
+                adminKey: environment.configuration.adminKey,
+                secretKey: environment.configuration.secretKey
             )
             try await app.runService()
         }

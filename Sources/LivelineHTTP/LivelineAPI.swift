@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Delivery
 import EventStore
 import Logging
 import OpenAPIRuntime
@@ -39,7 +40,9 @@ struct LivelineAPI: APIProtocol {
     func getActivity(_ input: Operations.GetActivity.Input) async throws -> Operations.GetActivity.Output {
         let stream = try stream(input.path.activityId)
         guard let stored = try await store.activity(stream) else { throw Problem(Rejection.activityNotFound) }
-        return .ok(Self.response(stored))
+        var body = Components.Schemas.Activity(stored)
+        body.lastDelivery = try await store.deliveries(of: stream, limit: 1).first.map(Components.Schemas.Delivery.init)
+        return .ok(.init(headers: .init(eTag: EntityTag.of(stored)), body: .json(body)))
     }
 
     func listActivities(_ input: Operations.ListActivities.Input) async throws -> Operations.ListActivities.Output {
@@ -162,7 +165,7 @@ struct LivelineAPI: APIProtocol {
     }
 
     /// The calling app's stream of the activity the path names.
-    private func stream(_ activityID: String) throws -> StreamID {
+    func stream(_ activityID: String) throws -> StreamID {
         guard let activity = ActivityID(rawValue: activityID) else {
             throw Problem.invalidRequest(
                 "The activity id in the path must be \(IdentifierRules.requirement).",

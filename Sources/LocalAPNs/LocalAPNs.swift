@@ -63,12 +63,15 @@ public final class LocalAPNs: Sendable {
     public var baseURL: String { "https://127.0.0.1:\(port)" }
 
     /// Starts listening on `host:port` (`0`: any free port).
-    /// - Parameter clock: seconds since 1970, for the provider token's age.
+    /// - Parameters:
+    ///   - clock: seconds since 1970, for the provider token's age.
+    ///   - onPush: called with each push accepted (`liveline dev` prints them).
     public static func start(
         host: String = "127.0.0.1",
         port: Int = 0,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
-        logger: Logger = Logger(label: "liveline.local-apns")
+        logger: Logger = Logger(label: "liveline.local-apns"),
+        onPush: (@Sendable (ReceivedPush) -> Void)? = nil
     ) async throws -> LocalAPNs {
         let certificate = try SelfSignedCertificate()
         var tls = TLSConfiguration.makeServerConfiguration(
@@ -93,7 +96,13 @@ public final class LocalAPNs: Sendable {
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandlers(
                                 HTTP2FramePayloadToHTTP1ServerCodec(),
-                                PushStreamHandler(connection: connection, state: state, clock: clock, logger: logger)
+                                PushStreamHandler(
+                                    connection: connection,
+                                    state: state,
+                                    clock: clock,
+                                    logger: logger,
+                                    onPush: onPush
+                                )
                             )
                         }
                     }

@@ -16,6 +16,7 @@ final class PushStreamHandler: ChannelInboundHandler {
     private let state: NIOLockedValueBox<LocalAPNs.State>
     private let clock: @Sendable () -> Int64
     private let logger: Logger
+    private let onPush: (@Sendable (LocalAPNs.ReceivedPush) -> Void)?
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
 
@@ -23,12 +24,14 @@ final class PushStreamHandler: ChannelInboundHandler {
         connection: Int,
         state: NIOLockedValueBox<LocalAPNs.State>,
         clock: @escaping @Sendable () -> Int64,
-        logger: Logger
+        logger: Logger,
+        onPush: (@Sendable (LocalAPNs.ReceivedPush) -> Void)?
     ) {
         self.connection = connection
         self.state = state
         self.clock = clock
         self.logger = logger
+        self.onPush = onPush
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -46,8 +49,13 @@ final class PushStreamHandler: ChannelInboundHandler {
                 body: body
             )
             let now = clock()
-            let answer = state.withLockedValue { LocalAPNs.answer(request, on: connection, state: &$0, now: now) }
+            let (answer, accepted) = state.withLockedValue { state in
+                let answer = LocalAPNs.answer(request, on: connection, state: &state, now: now)
+                guard case .respond(200, _, _) = answer else { return (answer, nil as LocalAPNs.ReceivedPush?) }
+                return (answer, state.received.last)
+            }
             respond(answer, context: context)
+            if let accepted { onPush?(accepted) }
         }
     }
 

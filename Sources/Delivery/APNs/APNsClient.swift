@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+public import ServiceLifecycle
 
 /// Sends pushes to APNs over HTTP/2 and TLS.
 ///
@@ -13,7 +14,7 @@ import NIOSSL
 /// and one provider token per credentials (team, key, environment); the token is reused until
 /// it is 50 minutes old. Every request has a deadline. How many are in flight is the caller's
 /// bound (the delivery worker's).
-public final class APNsClient: Sendable {
+public final class APNsClient: Service, Sendable {
     private struct Route: Hashable {
         let teamID: String
         let keyID: String
@@ -129,6 +130,13 @@ public final class APNsClient: Sendable {
         // Apple may take rapid reconnects for abuse: keep connections for an hour of quiet.
         configuration.connectionPool.idleTimeout = .seconds(3600)
         return configuration
+    }
+
+    /// Keeps the connections until graceful shutdown, then closes them: run it as a `Service`
+    /// that stops after the workers that send with it.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        try await shutdown()
     }
 
     /// Closes every connection.

@@ -1,0 +1,82 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Crypto
+import Delivery
+import EventStore
+import Foundation
+import LocalAPNs
+import ServiceLifecycle
+
+/// What `liveline dev` delivers to: a local APNs in the process, the demo app's credentials
+/// registered with it, and a secret key kept under `.liveline/` (unless `LIVELINE_SECRET_KEY`
+/// is set) so that credentials stored by one run open in the next.
+enum DevelopmentAPNs {
+    static let teamID = "LOCALTEAM1"
+    static let keyID = "LOCALKEY01"
+    /// The device token the printed curl commands register.
+    static let demoDeviceToken = String(repeating: "a1b2c3d4", count: 8)
+
+    /// Starts the local APNs; each push it accepts is printed as a device would receive it.
+    static func start() async throws -> LocalAPNs {
+        try await LocalAPNs.start(onPush: { push in
+            let body = String(decoding: push.body, as: UTF8.self)
+            FileHandle.standardOutput.write(
+                Data("local APNs → device \(push.deviceToken.prefix(8))…: priority \(push.priority) \(body)\n".utf8)
+            )
+        })
+    }
+
+    /// A new key for the demo app, registered with `server` and stored as the app's credentials.
+    static func configureDemoApp(
+        _ app: AppID,
+        bundleID: String,
+        on server: LocalAPNs,
+        store: EventStore,
+        secret: SecretKey
+    )
+        async throws
+    {
+        let key = P256.Signing.PrivateKey()
+        server.register(teamID: teamID, keyID: keyID, publicKey: key.publicKey, bundleID: bundleID)
+        let credentials = try APNsCredentials(
+            teamID: teamID,
+            keyID: keyID,
+            environment: .sandbox,
+            privateKeyPEM: key.pemRepresentation
+        )
+        try await store.setAPNsCredentials(credentials, for: app, sealedWith: secret, by: .commandLine)
+    }
+
+    /// The secret in `folder/secret-key`, made (readable by its owner only) on first use.
+    static func secret(under folder: URL) throws -> SecretKey {
+        let file = folder.appending(path: "secret-key")
+        if let text = try? String(contentsOf: file, encoding: .utf8) {
+            guard let key = try? SecretKey(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw ConfigurationError(
+                    "\(file.path) does not hold a secret key (\(SecretKey.howToMake)); delete it to make a new one"
+                )
+            }
+            return key
+        }
+        let text = SecretKey.random()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard
+            FileManager.default.createFile(
+                atPath: file.path,
+                contents: Data(text.utf8),
+                attributes: [.posixPermissions: 0o600]
+            )
+        else { throw ConfigurationError("cannot write \(file.path)") }
+        return try SecretKey(text)
+    }
+}
+
+/// Runs the local APNs until graceful shutdown, after the services that send to it stop.
+struct LocalAPNsService: Service {
+    let server: LocalAPNs
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await server.shutdown()
+    }
+}
