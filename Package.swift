@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "ActivityLifecycle",
                 "CanonicalJSON",
+                "Delivery",
                 "EventStore",
                 "Postgres",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -239,7 +240,9 @@ let package = Package(
         .testTarget(
             name: "DeliveryTests",
             dependencies: [
-                "ActivityLifecycle", "CanonicalJSON", "Delivery", "EventStore", "LocalAPNs", "Postgres", "TestSupport",
+                "ActivityLifecycle", "CanonicalJSON", "Delivery", "EventLogTools", "EventStore", "LocalAPNs",
+                "Postgres",
+                "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

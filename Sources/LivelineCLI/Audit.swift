@@ -1,13 +1,15 @@
 import ActivityLifecycle
 import ArgumentParser
 import CanonicalJSON
+import Delivery
 import EventLogTools
 import EventStore
 
 /// `liveline audit <app> <activity>`: the activity's timeline from the log.
 struct Audit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show an activity's timeline: each event, the state before and after, who caused it, refusals."
+        abstract:
+            "Show an activity's timeline: each event, the state before and after, who caused it, its pushes, refusals."
     )
 
     @Argument(help: "The app id.") var app: String
@@ -28,6 +30,7 @@ struct Audit: AsyncParsableCommand {
             let entries = AuditTimeline.build(
                 events: try await store.events(of: stream),
                 rejections: try await store.rejections(of: stream.app, activity: stream.activity, limit: 10_000),
+                deliveries: try await store.deliveries(of: stream, limit: 10_000),
                 lifecycle: store.lifecycle
             )
             guard !entries.isEmpty else {

@@ -2,6 +2,7 @@ import ActivityLifecycle
 import CanonicalJSON
 import Crypto
 import Delivery
+import EventLogTools
 import EventStore
 import LocalAPNs
 import Testing
@@ -31,6 +32,18 @@ import Testing
                 // Recording a delivery appends no event and leaves the version alone.
                 #expect(try await store.activity(stream)?.activity.version == 3)
                 #expect(try await store.events(of: stream).count == 3)
+                // The audit shows the push under its event.
+                let audit = AuditTimeline.build(
+                    events: try await store.events(of: stream),
+                    rejections: [],
+                    deliveries: try await store.deliveries(of: stream),
+                    lifecycle: store.lifecycle
+                )
+                #expect(audit.map(\.deliveries.count) == [0, 0, 1])
+                #expect(audit.last?.deliveries.first?.outcome == "delivered")
+                let table = AuditReport.table(audit).split(separator: "\n")
+                #expect(table.last?.contains("push #1") == true)
+                #expect(table.last?.contains("delivered (200, ") == true)
             }
         }
     }

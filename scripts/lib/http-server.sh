@@ -15,14 +15,16 @@ require_load_tools() {
     command -v pgbench > /dev/null || { apt-get update -qq && apt-get install -y -qq postgresql-client; }
 }
 
-# start_server BINARY POOL: starts the server on a fresh cluster and seeds it; sets SERVER (its
-# pid), DATA (its folder), DATABASE_URL, and exports LIVELINE_KEY and ACTIVITIES for wrk.
+# start_server BINARY POOL [APP]: starts the server on a fresh cluster and seeds it; sets SERVER
+# (its pid), DATA (its folder), DATABASE_URL, and exports LIVELINE_KEY and ACTIVITIES for wrk.
+# APP "demo" seeds the demo app of `liveline dev` (its pushes go to the local APNs), and gives
+# each activity a push token. SERVER_ENV adds environment variables (LIVELINE_DELIVERY=off).
 start_server() {
-    local binary="$1" pool="$2"
+    local binary="$1" pool="$2" app="${3:-bench}"
     DATA="$(mktemp -d /tmp/liveline-http-bench-XXXXXX)"
     chmod 755 "$DATA"
-    LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" LIVELINE_LOG_LEVEL=warning \
-        LIVELINE_POOL_SIZE="$pool" "$binary" dev > "$DATA/server.out" 2> "$DATA/server.err" &
+    env ${SERVER_ENV:-} LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" \
+        LIVELINE_LOG_LEVEL=warning LIVELINE_POOL_SIZE="$pool" "$binary" dev > "$DATA/server.out" 2> "$DATA/server.err" &
     SERVER=$!
     for _ in $(seq 1 120); do
         curl -sf "$BASE/readyz" > /dev/null 2>&1 && break
@@ -31,15 +33,25 @@ start_server() {
     curl -sf "$BASE/readyz" > /dev/null || { cat "$DATA/server.err" >&2; exit 1; }
     DATABASE_URL="$(sed -n 's/^ *database: *//p' "$DATA/server.out")"
 
-    admin -X POST "$BASE/v1/admin/apps" \
-        -d '{"appId":"bench","bundleId":"com.example.bench","maxOpen":10000000,"priorityBudgetPerHour":1000000}' > /dev/null
+    if [[ "$app" == demo ]]; then
+        admin -X PATCH "$BASE/v1/admin/apps/demo" -d '{"maxOpen":10000000,"priorityBudgetPerHour":1000000}' > /dev/null
+    else
+        admin -X POST "$BASE/v1/admin/apps" \
+            -d '{"appId":"'"$app"'","bundleId":"com.example.'"$app"'","maxOpen":10000000,"priorityBudgetPerHour":1000000}' > /dev/null
+    fi
     admin -X PUT "$BASE/v1/admin/limits" -d '{"globalMaxOpen":100000000}' > /dev/null
-    LIVELINE_KEY="$(admin -X POST "$BASE/v1/admin/apps/bench/keys" | sed 's/.*"key":"\([^"]*\)".*/\1/')"
-    export LIVELINE_KEY ACTIVITIES
+    LIVELINE_KEY="$(admin -X POST "$BASE/v1/admin/apps/$app/keys" | sed 's/.*"key":"\([^"]*\)".*/\1/')"
+    export LIVELINE_KEY ACTIVITIES BASE
 
     seq 1 "$ACTIVITIES" | xargs -P 8 -I{} curl -sf -o /dev/null -X POST "$BASE/v1/activities" \
         -H "Authorization: Bearer $LIVELINE_KEY" -H 'Content-Type: application/json' \
         -d '{"activityId":"a{}","activityType":"delivery","attributes":{"order":"A-{}","store":"Lyon 3"},"contentState":{"status":"preparing","etaMinutes":30}}'
+    if [[ "$app" == demo ]]; then
+        # shellcheck disable=SC2016
+        seq 1 "$ACTIVITIES" | xargs -P 8 -I{} sh -c 'curl -sf -o /dev/null -X PUT "$BASE/v1/activities/a$1/push-token" \
+            -H "Authorization: Bearer $LIVELINE_KEY" -H "Content-Type: application/json" \
+            -d "{\"pushToken\":\"$(printf %064x "$1")\"}"' _ {}
+    fi
 }
 
 admin() { curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' "$@"; }

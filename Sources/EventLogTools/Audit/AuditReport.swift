@@ -6,8 +6,8 @@ import Foundation
 public enum AuditReport {
     public static func table(_ entries: [AuditEntry]) -> String {
         let header = ["POSITION", "V", "OCCURRED AT", "EVENT", "BY", "STATE", "SUMMARY"]
-        let rows = entries.map { entry in
-            [
+        let rows = entries.flatMap { entry in
+            let event = [
                 entry.position.map(String.init) ?? "-",
                 entry.version.map(String.init) ?? "-",
                 entry.occurredAt.description,
@@ -16,6 +16,11 @@ public enum AuditReport {
                 state(entry),
                 entry.summary,
             ]
+            // Each push of the event, under it.
+            let pushes = entry.deliveries.map { delivery in
+                ["", "", delivery.attemptedAt.description, "  push #\(delivery.attempt)", "apns", "", delivery.summary]
+            }
+            return [event] + pushes
         }
         let widths = header.indices.map { column in
             ([header] + rows).map { $0[column].count }.max() ?? 0

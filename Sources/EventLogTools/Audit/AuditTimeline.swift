@@ -1,5 +1,6 @@
 public import ActivityLifecycle
 public import CanonicalJSON
+public import Delivery
 public import EventStore
 
 /// One line of an activity's audit: an event of its stream, with the state before and after it,
@@ -23,6 +24,8 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
     public let data: JSONObject
     /// Why the state machine could not have produced this event (corruption), if so.
     public let problem: String?
+    /// What became of the event's push, attempt by attempt, oldest first (SPEC §7).
+    public let deliveries: [AuditDelivery]
 
     public init(
         position: Int64?,
@@ -35,7 +38,8 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
         stateAfter: ActivityState?,
         summary: String,
         data: JSONObject,
-        problem: String?
+        problem: String?,
+        deliveries: [AuditDelivery] = []
     ) {
         self.position = position
         self.version = version
@@ -48,17 +52,54 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
         self.summary = summary
         self.data = data
         self.problem = problem
+        self.deliveries = deliveries
+    }
+}
+
+/// One attempt to send an event's push, or a decision not to send it.
+public struct AuditDelivery: Hashable, Sendable, Encodable {
+    public let outcome: String
+    public let attempt: Int
+    public let attemptedAt: Timestamp
+    public let status: Int?
+    public let reason: String?
+    public let latencyMs: Double?
+    public let apnsId: String?
+    public let deviceToken: String?
+
+    init(_ record: DeliveryRecord) {
+        outcome = record.outcome.rawValue
+        attempt = record.attempt
+        attemptedAt = record.attemptedAt
+        status = record.status
+        reason = record.reason
+        latencyMs = record.latency.map { Double($0.microseconds) / 1000 }
+        apnsId = record.apnsID
+        deviceToken = record.deviceToken
+    }
+
+    /// The attempt in a few words: `delivered (200, 3.1 ms)`, `retrying (503 ServiceUnavailable)`.
+    var summary: String {
+        let answer = [status.map(String.init), reason].compactMap { $0 }.joined(separator: " ")
+        let latency = latencyMs.map { "\(($0 * 10).rounded() / 10) ms" }
+        let details = [answer.isEmpty ? nil : answer, latency].compactMap { $0 }.joined(separator: ", ")
+        return outcome + (details.isEmpty ? "" : " (\(details))")
     }
 }
 
 /// An activity's timeline, built from its stream and its recorded refusals, folding each event
 /// through the state machine as replay does.
 public enum AuditTimeline {
+    /// - Parameter deliveries: the activity's deliveries (any order); each shows under its event.
     public static func build(
         events: [StoredEvent],
         rejections: [RecordedRejection],
+        deliveries: [DeliveryRecord] = [],
         lifecycle: Lifecycle
     ) -> [AuditEntry] {
+        let pushes = Dictionary(grouping: deliveries, by: \.position).mapValues { records in
+            records.sorted { ($0.attemptedAt, $0.attempt) < ($1.attemptedAt, $1.attempt) }.map(AuditDelivery.init)
+        }
         var entries: [AuditEntry] = []
         var activity: Activity?
         var corrupt = false
@@ -85,7 +126,8 @@ public enum AuditTimeline {
                     stateAfter: corrupt ? nil : activity?.state,
                     summary: summary(of: stored.event.payload),
                     data: stored.data,
-                    problem: problem
+                    problem: problem,
+                    deliveries: pushes[stored.position] ?? []
                 )
             )
         }
