@@ -333,6 +333,13 @@ struct DeliveryBook {
         return (pending, cursors)
     }
 
+    /// Outcomes that could not be recorded, to record with the next ones.
+    mutating func putBack(_ unrecorded: Pending) {
+        pending.records.insert(contentsOf: unrecorded.records, at: 0)
+        pending.invalidations.insert(contentsOf: unrecorded.invalidations, at: 0)
+        pending.suspensions.insert(contentsOf: unrecorded.suspensions, at: 0)
+    }
+
     // MARK: Helpers
 
     private func isMine(_ stored: StoredEvent) -> Bool {

@@ -230,15 +230,22 @@ public struct DeliveryWorker: Service {
         }
         if !pending.isEmpty || !cursors.isEmpty {
             let worker = workerID
-            try await store.withConnection { connection in
-                try DeliveryQueries.record(
-                    pending.records,
-                    invalidations: pending.invalidations,
-                    suspensions: pending.suspensions,
-                    cursors: cursors,
-                    worker: worker,
-                    connection
-                )
+            do {
+                try await store.withConnection { connection in
+                    try DeliveryQueries.record(
+                        pending.records,
+                        invalidations: pending.invalidations,
+                        suspensions: pending.suspensions,
+                        cursors: cursors,
+                        worker: worker,
+                        connection
+                    )
+                }
+            } catch {
+                // Nothing was written: keep the outcomes for the next try (the cursors are
+                // computed again then).
+                book.withLockedValue { $0.putBack(pending) }
+                throw error
             }
         }
         if !drained.isEmpty {
