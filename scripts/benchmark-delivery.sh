@@ -41,14 +41,19 @@ deliveries_since() {
          FROM deliveries WHERE attempted_at BETWEEN '$1' AND '$2'" | tr '|' ' '
 }
 
-# latency T0 T1: p50 and p99 from an event's commit to APNs' answer, in ms, for pushes delivered
-# in [T0, T1].
+# latency T0 T1: p50 and p99 from an event's commit to APNs' answer, then of its two parts (commit
+# to the request leaving, the request itself), in ms, for pushes delivered in [T0, T1].
 latency() {
-    sql "SELECT round((percentile_cont(0.5) WITHIN GROUP (ORDER BY ms))::numeric, 1),
-                round((percentile_cont(0.99) WITHIN GROUP (ORDER BY ms))::numeric, 1)
-         FROM (SELECT extract(epoch FROM d.attempted_at - e.recorded_at) * 1000 + d.latency_us / 1000.0 AS ms
-               FROM deliveries d JOIN events e ON e.position = d.position
-               WHERE d.outcome = 'delivered' AND d.attempted_at BETWEEN '$1' AND '$2') t" | tr '|' ' '
+    sql "SELECT $(for part in total wait request; do
+                  printf 'round((percentile_cont(0.5) WITHIN GROUP (ORDER BY %s))::numeric, 1), ' "$part"
+                  printf 'round((percentile_cont(0.99) WITHIN GROUP (ORDER BY %s))::numeric, 1)' "$part"
+                  [[ $part == request ]] || printf ', '
+              done)
+         FROM (SELECT wait + request AS total, wait, request
+               FROM (SELECT extract(epoch FROM d.attempted_at - e.recorded_at) * 1000 AS wait,
+                            d.latency_us / 1000.0 AS request
+                     FROM deliveries d JOIN events e ON e.position = d.position
+                     WHERE d.outcome = 'delivered' AND d.attempted_at BETWEEN '$1' AND '$2') parts) t" | tr '|' ' '
 }
 
 # run SCRIPT CONNECTIONS: wrk for SECONDS_PER_RUN; prints the HTTP rate, and the deliveries made
@@ -66,8 +71,9 @@ run() {
     if [[ "$delivered$superseded$other" != 000 ]]; then
         awk -v d="$delivered" -v s="$SECONDS_PER_RUN" -v sup="$superseded" -v o="$other" \
             'BEGIN {printf "  delivered %d (%.0f/s over the run), superseded %d, other outcomes %d\n", d, d / s, sup, o}'
-        read -r p50 p99 <<< "$(latency "$t0" "$t1")"
-        printf '  commit to APNs answer: p50 %s ms, p99 %s ms\n' "$p50" "$p99"
+        read -r p50 p99 wait50 wait99 request50 request99 <<< "$(latency "$t0" "$t1")"
+        printf '  commit to APNs answer: p50 %s ms, p99 %s ms (commit to request: p50 %s, p99 %s; request: p50 %s, p99 %s)\n' \
+            "$p50" "$p99" "$wait50" "$wait99" "$request50" "$request99"
     fi
     wrk_field "$1" rate > "$DATA/rate"
 }

@@ -44,7 +44,7 @@ enum DevelopmentAPNs {
             environment: .sandbox,
             privateKeyPEM: key.pemRepresentation
         )
-        try await store.setAPNsCredentials(credentials, for: app, sealedWith: secret, by: .commandLine)
+        _ = try await store.setAPNsCredentials(credentials, for: app, sealedWith: secret, by: .commandLine)
     }
 
     /// The secret in `folder/secret-key`, made (readable by its owner only) on first use.

@@ -40,5 +40,7 @@ extension LocalAPNs {
         var providerToken: String?
         /// When the current provider token was first used on the connection.
         var providerTokenSince: Int64 = 0
+        /// The provider token whose signature was checked on this connection, and its claims.
+        var verified: (claims: ProviderTokenCheck.Claims, token: String)?
     }
 }

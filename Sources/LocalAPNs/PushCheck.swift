@@ -53,13 +53,24 @@ extension LocalAPNs {
         let keys = state.keys
         let claims: ProviderTokenCheck.Claims
         let providerToken: String
-        switch ProviderTokenCheck.verify(authorization: request.header("authorization"), now: now, keys: { keys[$0] }) {
-        case .failure(.missing): return .refuse(403, "MissingProviderToken")
-        case .failure(.invalid): return .refuse(403, "InvalidProviderToken")
-        case .failure(.expired): return .refuse(403, "ExpiredProviderToken")
-        case .success(let verified): (claims, providerToken) = verified
-        }
         var record = state.connections[connection] ?? ConnectionRecord()
+        if let verified = record.verified, request.header("authorization") == "bearer " + verified.token {
+            // The token this connection already proved: only its age can have changed.
+            guard now - verified.claims.issuedAt <= 3600 else { return .refuse(403, "ExpiredProviderToken") }
+            (claims, providerToken) = (verified.claims, verified.token)
+        } else {
+            switch ProviderTokenCheck.verify(
+                authorization: request.header("authorization"),
+                now: now,
+                keys: { keys[$0] }
+            )
+            {
+            case .failure(.missing): return .refuse(403, "MissingProviderToken")
+            case .failure(.invalid): return .refuse(403, "InvalidProviderToken")
+            case .failure(.expired): return .refuse(403, "ExpiredProviderToken")
+            case .success(let verified): (claims, providerToken) = verified
+            }
+        }
         if let team = record.teamID, team != claims.teamID { return .refuse(403, "InvalidProviderToken") }
         if let current = record.providerToken, current != providerToken {
             guard now - record.providerTokenSince >= 20 * 60 else { return .refuse(429, "TooManyProviderTokenUpdates") }
@@ -68,6 +79,7 @@ extension LocalAPNs {
             record.providerToken = providerToken
             record.providerTokenSince = now
         }
+        record.verified = (claims, providerToken)
         record.teamID = claims.teamID
         state.connections[connection] = record
 

@@ -55,7 +55,7 @@ struct DeliveryFixture {
             environment: .sandbox,
             privateKeyPEM: key.pemRepresentation
         )
-        try await store.setAPNsCredentials(credentials, for: app, sealedWith: secret, by: .commandLine)
+        _ = try await store.setAPNsCredentials(credentials, for: app, sealedWith: secret, by: .commandLine)
     }
 
     /// Runs delivery workers (each with its own pool and listener, as separate processes have)
@@ -74,12 +74,15 @@ struct DeliveryFixture {
         }
     }
 
-    /// One worker until cancelled.
-    func runWorker(configuration: DeliveryWorker.Configuration = DeliveryFixture.quick) async throws {
-        let listener = try AppendListener(connectionString: database, logger: TestDatabase.logger)
+    /// One worker until cancelled, logging to `logger`.
+    func runWorker(
+        configuration: DeliveryWorker.Configuration = DeliveryFixture.quick,
+        logger: Logger = TestDatabase.logger
+    ) async throws {
+        let listener = try AppendListener(connectionString: database, logger: logger)
         let client = try APNsClient(
             configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
-            logger: TestDatabase.logger
+            logger: logger
         )
         try await TestDatabase.withPool(database, maximumConnections: 3) { pool in
             let store = EventStore(pool: pool, lifecycle: Lifecycle())
@@ -89,7 +92,7 @@ struct DeliveryFixture {
                 secretKey: secret,
                 listener: listener,
                 configuration: configuration,
-                logger: TestDatabase.logger
+                logger: logger
             )
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }

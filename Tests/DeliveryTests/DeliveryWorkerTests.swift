@@ -4,7 +4,10 @@ import Crypto
 import Delivery
 import EventLogTools
 import EventStore
+import Foundation
 import LocalAPNs
+import Logging
+import NIOConcurrencyHelpers
 import Testing
 
 /// The delivery worker end to end: a real database, the local APNs over HTTP/2 and TLS.
@@ -263,5 +266,54 @@ import Testing
                 #expect(Set(received.map(\.apnsID)).count == 40)
             }
         }
+    }
+
+    @Test func thePrivateKeyAppearsInNoLogLineAndNoError() async throws {
+        let lines = NIOLockedValueBox<[String]>([])
+        let logger = Logger(label: "delivery") { _ in RecordingLogHandler(lines: lines) }
+        try await DeliveryFixture.run { fixture, store in
+            let token = DeliveryFixture.token(10)
+            let stream = try await fixture.activityWithToken("secret", token: token, in: store)
+            // A refused push and a suspension, so that errors are logged and recorded too.
+            fixture.server.fail(.status(500, reason: "InternalServerError"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await fixture.runWorker(logger: logger) }
+                try await fixture.execute(DeliveryFixture.update(1), on: stream, in: store)
+                try await fixture.eventually("the update is delivered after a retry") {
+                    fixture.steps(receivedBy: token) == [1]
+                }
+                group.cancelAll()
+            }
+            let key = fixture.key
+            let secrets = [
+                key.pemRepresentation.split(separator: "\n").dropFirst().first.map(String.init)!,
+                key.rawRepresentation.base64EncodedString(),
+                key.rawRepresentation.map { String(format: "%02x", $0) }.joined(),
+            ]
+            let logged = lines.withLockedValue { $0 }
+            #expect(logged.contains { $0.contains("minted an APNs provider token") })
+            let reasons = try await store.deliveries(of: stream).compactMap(\.reason)
+            for secret in secrets {
+                #expect(!logged.contains { $0.contains(secret) })
+                #expect(!reasons.contains { $0.contains(secret) })
+            }
+        }
+    }
+}
+
+/// Keeps every log line, with its metadata, as text.
+struct RecordingLogHandler: LogHandler {
+    let lines: NIOLockedValueBox<[String]>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        lines.withLockedValue { $0.append("\(event.level) \(event.message) \(merged)") }
     }
 }

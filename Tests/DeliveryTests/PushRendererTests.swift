@@ -85,11 +85,9 @@ import Testing
 
     @Test func theRequestIsALiveActivityPushToTheActivitysToken() throws {
         var story = try DeviceStory.withToken()
-        let request = try #require(
-            try story.last(.update(.init(content: ActivityContent(contentState: Self.swordFound))))
+        let push = try #require(
+            try story.last(.update(.init(content: ActivityContent(contentState: Self.swordFound)))).request
         )
-        .request
-        let push = try #require(request)
         #expect(push.path == "/3/device/" + DeviceStory.token)
         #expect(
             push.headers.map(\.name) == ["apns-push-type", "apns-topic", "apns-priority", "apns-expiration", "apns-id"]

@@ -50,6 +50,8 @@ struct DeliveryBook {
     private(set) var pending = Pending()
     /// Pushes on the wire.
     private(set) var inFlight = 0
+    /// The cursors as last handed over to be recorded.
+    private var recordedCursors: [Int: Int64] = [:]
     /// Set when shards are adopted: the log must be read from their cursors, whether or not
     /// anything was appended since.
     var mustRead = true
@@ -81,7 +83,10 @@ struct DeliveryBook {
 
     /// Forgets shards (a lease lost, or given up): their activities are another worker's now.
     mutating func drop(_ dropped: Set<Int>) {
-        for shard in dropped { shards[shard] = nil }
+        for shard in dropped {
+            shards[shard] = nil
+            recordedCursors[shard] = nil
+        }
         for stream in Set(states.keys).union(lanes.keys) where dropped.contains(DeliveryShard.of(stream)) {
             states[stream] = nil
             lanes[stream] = nil
@@ -327,14 +332,24 @@ struct DeliveryBook {
         waiting.compactMap { lanes[$0]?.waiting?.notBefore }.min()
     }
 
-    /// Hands the outcomes to record over, with the cursors they allow.
-    mutating func takePending() -> (Pending, cursors: [Int: Int64]) {
-        defer { pending = Pending() }
-        return (pending, cursors)
+    /// How much is waiting to be recorded: outcomes, and cursors that moved.
+    var unrecorded: Int {
+        pending.records.count + pending.invalidations.count + pending.suspensions.count
+            + cursors.filter { recordedCursors[$0.key] != $0.value }.count
     }
 
-    /// Outcomes that could not be recorded, to record with the next ones.
+    /// Hands the outcomes to record over, with the cursors that moved since the last time.
+    mutating func takePending() -> (Pending, cursors: [Int: Int64]) {
+        defer { pending = Pending() }
+        let moved = cursors.filter { recordedCursors[$0.key] != $0.value }
+        recordedCursors.merge(moved) { $1 }
+        return (pending, moved)
+    }
+
+    /// Outcomes that could not be recorded, to record with the next ones (and every cursor
+    /// again).
     mutating func putBack(_ unrecorded: Pending) {
+        recordedCursors = [:]
         pending.records.insert(contentsOf: unrecorded.records, at: 0)
         pending.invalidations.insert(contentsOf: unrecorded.invalidations, at: 0)
         pending.suspensions.insert(contentsOf: unrecorded.suspensions, at: 0)

@@ -37,6 +37,10 @@ public struct DeliveryWorker: Service {
         /// How long an app's credentials and suspension, once read, are trusted: new
         /// credentials resume a suspended app within this time.
         public var appRefresh: Duration = .seconds(5)
+        /// Outcomes are recorded (with the cursors they move) in one transaction at most this
+        /// often, or at once when `recordBatch` are waiting.
+        public var recordInterval: Duration = .milliseconds(20)
+        public var recordBatch = 500
 
         public init() {}
     }
@@ -108,6 +112,7 @@ public struct DeliveryWorker: Service {
     ) async {
         var readGeneration: UInt64? = nil
         var lastRead = clock()
+        var lastRecord = clock()
         while !Task.isCancelled {
             let isStopping = stopping.withLockedValue { $0 }
             if isStopping && book.withLockedValue({ $0.inFlight }) == 0 { break }
@@ -132,14 +137,20 @@ public struct DeliveryWorker: Service {
                     )
                     send(book, wakeup: wakeup, group: &group)
                 }
-                try await record(book)
+                let (waiting, drained) = book.withLockedValue { ($0.unrecorded, !$0.drained.isEmpty) }
+                if drained || waiting >= configuration.recordBatch
+                    || (waiting > 0 && clock() - lastRecord >= configuration.recordInterval)
+                {
+                    try await record(book)
+                    lastRecord = clock()
+                }
             } catch {
                 logger.error("delivery failed; retrying shortly", metadata: ["error": "\(String(reflecting: error))"])
                 try? await Task.sleep(for: .seconds(1))
                 continue
             }
             guard caughtUp else { continue }
-            await pause(book, wakeup: wakeup)
+            await pause(book, wakeup: wakeup, lastRecord: lastRecord)
         }
         // Record what was settled, and give every shard up so that another worker takes over at once.
         book.withLockedValue { $0.drain($0.heldShards) }
@@ -256,13 +267,14 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    /// Waits for an append, an answer, or the next retry; at most a second (the log is read
-    /// once a second in any case), and 50 ms without a listener.
-    private func pause(_ book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup) async {
+    /// Waits for an append, an answer, the next retry, or the time to record what is waiting;
+    /// at most a second (the log is read once a second in any case), and 50 ms without a
+    /// listener.
+    private func pause(_ book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup, lastRecord: Timestamp) async {
         var timeout: Duration = listener == nil ? .milliseconds(50) : .seconds(1)
-        if let nextRetry = book.withLockedValue({ $0.nextRetry }) {
-            timeout = min(timeout, max(.zero, nextRetry - clock()))
-        }
+        let (nextRetry, unrecorded) = book.withLockedValue { ($0.nextRetry, $0.unrecorded) }
+        if let nextRetry { timeout = min(timeout, max(.zero, nextRetry - clock())) }
+        if unrecorded > 0 { timeout = min(timeout, max(.zero, lastRecord + configuration.recordInterval - clock())) }
         await wakeup.wait(timeout: timeout)
     }
 
