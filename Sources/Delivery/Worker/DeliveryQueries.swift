@@ -140,14 +140,29 @@ enum DeliveryQueries {
         )
     }
 
-    /// Positions after `position` whose delivery is already settled: a worker that takes a shard
-    /// over does not send them again.
-    static func settledPositions(after position: Int64, _ connection: Connection) throws -> Set<Int64> {
-        Set(
-            try connection.query(
-                "SELECT DISTINCT position FROM deliveries WHERE position > \(position) AND outcome <> 'retrying'"
-            ).map { try $0.decode(0, as: Int64.self) }
-        )
+    /// Positions after `position` in `shards` whose delivery is already settled: a worker that
+    /// takes a shard over does not send them again.
+    static func settledPositions(
+        after position: Int64,
+        in shards: Set<Int>,
+        _ connection: Connection
+    ) throws
+        -> Set<Int64>
+    {
+        var settled: Set<Int64> = []
+        for row in try connection.query(
+            """
+            SELECT DISTINCT position, app_id, activity_id FROM deliveries
+            WHERE position > \(position) AND outcome <> 'retrying'
+            """
+        ) {
+            let stream = StreamID(
+                app: AppID(uncheckedRawValue: try row.decode(1)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(2))
+            )
+            if shards.contains(DeliveryShard.of(stream)) { settled.insert(try row.decode(0, as: Int64.self)) }
+        }
+        return settled
     }
 
     /// The events of each stream before the given version, in order, and the tokens APNs

@@ -324,7 +324,7 @@ public struct DeliveryWorker: Service {
                             connection
                         )
                         let settled = try claimed.values.min().map {
-                            try DeliveryQueries.settledPositions(after: $0, connection)
+                            try DeliveryQueries.settledPositions(after: $0, in: Set(claimed.keys), connection)
                         }
                         return (claimed, settled ?? [])
                     }
