@@ -6,7 +6,7 @@ import LocalAPNs
 import Testing
 
 /// The client against the local APNs, over real HTTP/2 and TLS.
-@Suite struct APNsClientTests {
+@Suite(.serialized) struct APNsClientTests {
     @Test func aRenderedPushReachesAPNsAsRendered() async throws {
         try await LocalAPNsFixture.run { fixture in
             let push = LocalAPNsFixture.push(priority: .low)
@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func aStalledRequestEndsAtItsDeadline() async throws {
-        try await LocalAPNsFixture.run(requestTimeout: .seconds(1)) { fixture in
+        try await LocalAPNsFixture.run(requestTimeout: .seconds(4)) { fixture in
             // A connection first, so that the deadline can only end the stall.
             #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
             fixture.server.fail(.stall)

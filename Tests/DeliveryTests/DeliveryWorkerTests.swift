@@ -11,7 +11,9 @@ import NIOConcurrencyHelpers
 import Testing
 
 /// The delivery worker end to end: a real database, the local APNs over HTTP/2 and TLS.
-@Suite struct DeliveryWorkerTests {
+/// Serialized: each test runs a worker, a local APNs and their pools, and in parallel they load
+/// a 2-core machine enough to slow every other suite.
+@Suite(.serialized) struct DeliveryWorkerTests {
     @Test func anUpdateReachesTheDeviceAndItsDeliveryIsRecorded() async throws {
         try await DeliveryFixture.run { fixture, store in
             try await fixture.withWorkers {

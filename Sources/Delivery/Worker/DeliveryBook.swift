@@ -142,7 +142,13 @@ struct DeliveryBook {
         Set(waiting.map(\.app)).filter { app in apps[app].map { $0.suspended || now - $0.readAt >= age } ?? true }
     }
 
+    /// A reading of the app from the database. A suspension this book decided and has not yet
+    /// recorded stays in force, as long as the credentials are the ones it suspended.
     mutating func learn(_ app: AppID, _ delivery: AppDelivery) {
+        var delivery = delivery
+        if let known = apps[app], known.suspended, known.credentialsUpdatedAt == delivery.credentialsUpdatedAt {
+            delivery.suspended = true
+        }
         apps[app] = delivery
     }
 
