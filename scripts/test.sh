@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README, and what CI runs: installs what is missing, checks the
 # formatting and docker-compose.yml, builds without warnings, runs every test against a
-# throwaway PostgreSQL cluster that the tests start themselves (or DATABASE_URL when set), and
-# checks that the benchmarks still build.
+# throwaway PostgreSQL cluster that the tests start themselves (or DATABASE_URL when set), fuzzes
+# the HTTP API against its OpenAPI document, and checks that the benchmarks still build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +27,8 @@ build() {
 
 build --build-tests
 swift test --skip-build "$@"
+# The HTTP API against its OpenAPI document, with every check schemathesis has.
+scripts/fuzz-api.sh --max-examples 20
 # The benchmarks are a package of their own (Benchmarks/), so that testing does not build their
 # harness; they must still build against the code they measure.
 build --package-path Benchmarks

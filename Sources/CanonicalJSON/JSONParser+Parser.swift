@@ -9,12 +9,7 @@ extension JSONParser {
         func failure(_ reason: String) -> Failure { Failure(offset: index, reason: reason) }
 
         mutating func skipWhitespace() {
-            while index < end {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0A, 0x0D: index += 1
-                default: return
-                }
-            }
+            while index < end, JSONParser.isWhitespace(bytes[index]) { index += 1 }
         }
 
         mutating func expect(_ literal: StaticString, _ value: JSONValue) throws(Failure) -> JSONValue {

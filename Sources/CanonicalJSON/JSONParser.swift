@@ -8,6 +8,11 @@ public enum JSONParser {
         public var description: String { "invalid JSON at byte \(offset): \(reason)" }
     }
 
+    /// Whether `byte` is JSON whitespace (space, tab, line feed, carriage return).
+    public static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     /// Nesting deeper than this is refused rather than risking the stack.
     public static let maximumDepth = 256
 

@@ -62,11 +62,6 @@ public func buildApplication(
     services: [any Service],
     logger: Logger
 ) throws -> some ApplicationProtocol {
-    let router = Router()
-    router.add(middleware: RouterProblemMiddleware())
-    router.add(middleware: MetricsMiddleware())
-    router.add(middleware: LogRequestsMiddleware(.debug))
-    router.add(middleware: BodySizeLimitMiddleware(maximumBodySize: maximumRequestBodySize))
     let authenticator = Authenticator(store: dependencies.store, adminKey: dependencies.adminKey)
     let api = LivelineAPI(
         dependencies: dependencies,
@@ -74,15 +69,22 @@ public func buildApplication(
         document: try OpenAPIDocument.bytes(),
         logger: logger
     )
+    let operations = OperationRoutes()
     try api.registerHandlers(
-        on: router,
+        on: operations,
         configuration: .init(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
         middlewares: [
-            ProblemResponses(logger: logger), PlainResponseHeaders(),
+            ProblemResponses(logger: logger), PlainHeaders(),
             AuthenticationMiddleware(authenticator: authenticator),
             StrictJSONBodies(maximumBodySize: maximumRequestBodySize),
         ]
     )
+    let router = Router()
+    router.add(middleware: RouterProblemMiddleware(allowedMethods: operations.allowedMethods))
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: BodySizeLimitMiddleware(maximumBodySize: maximumRequestBodySize))
+    operations.register(on: router)
     return Application(
         router: router,
         configuration: configuration,

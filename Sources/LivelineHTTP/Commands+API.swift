@@ -5,7 +5,8 @@ import CanonicalJSON
 /// cannot say themselves. Sizes, timestamps and states are the state machine's to judge.
 extension Command.Request {
     init(_ body: Components.Schemas.ActivityRequest) throws {
-        guard (1...IdentifierRules.maximumLength).contains(body.activityType.count) else {
+        // Counted as JSON Schema's maxLength counts: in Unicode scalars.
+        guard (1...IdentifierRules.maximumLength).contains(body.activityType.unicodeScalars.count) else {
             throw Problem.invalidRequest("activityType must be 1–128 characters.", field: "/activityType")
         }
         self.init(
@@ -58,31 +59,24 @@ extension Command.End {
             }
             content = nil
         }
-        self.init(content: content, dismissal: try DismissalPolicy(body.dismissal), timestamp: body.timestamp)
+        self.init(content: content, dismissal: DismissalPolicy(body.dismissal), timestamp: body.timestamp)
     }
 }
 
 extension DismissalPolicy {
-    init(_ dismissal: Components.Schemas.Dismissal?) throws {
-        switch (dismissal?.policy, dismissal?.date) {
-        case (nil, _), (._default, nil):
-            self = .default
-        case (.immediate, nil):
-            self = .immediate
-        case (.after, let date?):
-            self = .after(date)
-        case (.after, nil):
-            throw Problem.invalidRequest("The dismissal policy after needs a date.", field: "/dismissal/date")
-        case (.immediate, _?), (._default, _?):
-            throw Problem.invalidRequest("Only the dismissal policy after takes a date.", field: "/dismissal/date")
+    init(_ dismissal: Components.Schemas.Dismissal?) {
+        switch dismissal {
+        case nil, ._default: self = .default
+        case .immediate: self = .immediate
+        case .after(let after): self = .after(after.date)
         }
     }
 }
 
 extension Command {
     static func registerPushToken(_ body: Components.Schemas.PushTokenRegistration) throws -> Command {
-        guard (1...512).contains(body.pushToken.utf8.count) else {
-            throw Problem.invalidRequest("pushToken must be 1–512 bytes.", field: "/pushToken")
+        guard body.pushToken.isVisibleASCII(lengths: 1...512) else {
+            throw Problem.invalidRequest("pushToken must be 1–512 visible ASCII characters.", field: "/pushToken")
         }
         return .registerPushToken(body.pushToken)
     }

@@ -10,6 +10,12 @@ extension StringProtocol {
         return self[first...last]
     }
 
+    /// Whether the text is `lengths` visible ASCII characters (`!` to `~`), as tokens and keys
+    /// that travel in headers and paths are.
+    func isVisibleASCII(lengths: ClosedRange<Int>) -> Bool {
+        lengths.contains(utf8.count) && utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+
     /// Whether the text is `lowercase` with its ASCII letters in any case, as HTTP compares
     /// schemes and media types; `lowercase` must be lowercase ASCII.
     func equalsIgnoringASCIICase(_ lowercase: StaticString) -> Bool {
@@ -19,6 +25,26 @@ extension StringProtocol {
     /// Whether the text ends with `lowercase`, its ASCII letters in any case.
     func hasSuffixIgnoringASCIICase(_ lowercase: StaticString) -> Bool {
         Self.equalIgnoringASCIICase(utf8.suffix(lowercase.utf8CodeUnitCount), lowercase)
+    }
+
+    /// The text with every byte but the unreserved ones (RFC 3986: `A-Z a-z 0-9 - . _ ~`) written
+    /// as `%XX`.
+    var percentEscapingAllButUnreserved: String {
+        var escaped = ""
+        escaped.reserveCapacity(utf8.count)
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                escaped.unicodeScalars.append("%")
+                escaped.unicodeScalars.append(upperHexDigits[Int(byte >> 4)])
+                escaped.unicodeScalars.append(upperHexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return escaped
     }
 
     /// The text with its `%XX` escapes decoded; `nil` when it has none, when one is malformed,
@@ -58,3 +84,5 @@ extension StringProtocol {
         }
     }
 }
+
+private let upperHexDigits = Array("0123456789ABCDEF".unicodeScalars)

@@ -5,7 +5,7 @@ import Foundation
 /// `Idempotency-Key`: its syntax, and the digest binding it to one request.
 enum IdempotencyKeys {
     static func validated(_ key: String) throws -> String {
-        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+        guard key.isVisibleASCII(lengths: 1...255) else {
             throw Problem.invalidRequest(
                 "Idempotency-Key must be 1–255 visible ASCII characters, such as a UUID.",
                 field: "Idempotency-Key"

@@ -36,7 +36,8 @@ extension LivelineAPI {
 }
 
 extension APNsCredentials {
-    /// The credentials of a request, held to their rules (a 400 naming the field otherwise).
+    /// The credentials of a request, held to their rules: a 400 naming the field otherwise, or a
+    /// 422 for a well-formed PEM that is not a P-256 private key.
     init(_ body: Components.Schemas.APNsCredentialsInput) throws {
         do {
             try self.init(
@@ -45,6 +46,8 @@ extension APNsCredentials {
                 environment: APNsEnvironment(body.environment),
                 privateKeyPEM: body.privateKey
             )
+        } catch  where error.isWellFormed {
+            throw Problem.unusableAPNsKey("\(error.field) \(error.reason).", field: "/\(error.field)")
         } catch {
             throw Problem.invalidRequest("\(error.field) \(error.reason).", field: "/\(error.field)")
         }

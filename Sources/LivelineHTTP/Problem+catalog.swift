@@ -85,6 +85,10 @@ extension Problem {
         )
     }
 
+    static func unusableAPNsKey(_ detail: String, field: String) -> Problem {
+        Problem(.unprocessableContent, code: "invalid_apns_key", detail: detail, details: ["field": .string(field)])
+    }
+
     static func forbidden(_ detail: String) -> Problem {
         Problem(.forbidden, code: "forbidden", detail: detail)
     }
@@ -94,6 +98,21 @@ extension Problem {
             .notFound,
             code: "not_found",
             detail: "No route \(method) \(path). The routes are listed in /openapi.yaml."
+        )
+    }
+
+    static func methodNotAllowed(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        allowed: [HTTPRequest.Method]
+    ) -> Problem {
+        let methods = allowed.map(\.rawValue).joined(separator: ", ")
+        return Problem(
+            .methodNotAllowed,
+            code: "method_not_allowed",
+            detail: "\(path) does not take \(method); it takes \(methods).",
+            details: ["allowed": .array(allowed.map { .string($0.rawValue) })],
+            headers: [.allow: methods]
         )
     }
 

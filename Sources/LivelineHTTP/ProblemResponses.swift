@@ -82,6 +82,13 @@ struct ProblemResponses: ServerMiddleware {
         switch error {
         case .keyNotFound(let key, let context):
             let field = pointer(context.codingPath + [key])
+            if context.debugDescription.hasPrefix("The oneOf structure does not contain") {
+                // The generated decoder's word for a discriminator (`policy`) of no schema it knows.
+                return .invalidRequest(
+                    "The field \(field) is not one of the values /openapi.yaml lists for it.",
+                    field: field
+                )
+            }
             return .invalidRequest("The field \(field) is required.", field: field)
         case .valueNotFound(_, let context):
             let field = pointer(context.codingPath)

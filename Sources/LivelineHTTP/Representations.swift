@@ -73,8 +73,11 @@ enum EntityTag {
         guard let ifMatch = ifMatch.map({ String($0.trimmingHTTPWhitespace) }), ifMatch != "*" else { return nil }
         let unquoted =
             ifMatch.count >= 2 && ifMatch.hasPrefix("\"") && ifMatch.hasSuffix("\"")
-            ? String(ifMatch.dropFirst().dropLast()) : ifMatch
-        guard let version = Int(unquoted), version >= 0 else {
+            ? ifMatch.dropFirst().dropLast() : ifMatch[...]
+        // 1–18 digits, as the document's pattern says: no sign, and never past Int64.
+        guard (1...18).contains(unquoted.utf8.count), unquoted.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let version = Int(unquoted)
+        else {
             throw Problem.invalidRequest(
                 "If-Match must be the activity's ETag, such as \"3\"; got \(ifMatch).",
                 field: "If-Match"

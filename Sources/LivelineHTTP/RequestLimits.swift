@@ -26,8 +26,11 @@ struct BodySizeLimitMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Answers Hummingbird's own errors — chiefly an unknown route — as problems too.
+/// Answers Hummingbird's own errors — chiefly an unknown route — as problems too: a path the API
+/// has, asked with a method it does not take, is `405` with `Allow`; any other is `404`.
 struct RouterProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    let allowedMethods: AllowedMethods
+
     func handle(
         _ request: Request,
         context: Context,
@@ -40,7 +43,11 @@ struct RouterProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             switch error.status {
             case .notFound, .methodNotAllowed:
-                throw Problem.routeNotFound(request.method, request.uri.path)
+                let path = request.uri.path
+                if let allowed = allowedMethods.methods(forPath: path) {
+                    throw Problem.methodNotAllowed(request.method, path, allowed: allowed)
+                }
+                throw Problem.routeNotFound(request.method, path)
             default:
                 throw Problem(
                     error.status,

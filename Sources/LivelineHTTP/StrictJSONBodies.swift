@@ -7,7 +7,8 @@ import OpenAPIRuntime
 /// decoders see it: they tolerate trailing commas and the like, and say little about where JSON
 /// goes wrong. A body that is not strict JSON (RFC 8259, nesting at most 256 deep, finite
 /// numbers, each key once per object) is refused `malformed_json` with the byte offset and what
-/// was expected there.
+/// was expected there. `null` is refused where the document's schemas take none (everywhere but
+/// inside free-form JSON), rather than read as a field left out.
 struct StrictJSONBodies: ServerMiddleware {
     let maximumBodySize: Int
 
@@ -31,7 +32,32 @@ struct StrictJSONBodies: ServerMiddleware {
         } catch {
             throw Problem.malformedJSON(error.description)
         }
+        try Self.refuseNulls(in: bytes, bytes.indices, at: "")
         return try await next(request, HTTPBody(bytes), metadata)
+    }
+
+    /// The members whose values are free-form JSON (`JSONObject` in the document), where `null`
+    /// is data like any other value.
+    static let freeFormMembers: Set<String> = ["attributes", "contentState", "data", "details"]
+
+    /// Refuses `null` as the value of a member of the object in `bytes[range]` (valid JSON) or
+    /// of an object within it, outside free-form members: no field of the document takes `null`,
+    /// and the generated decoders would read it as a field left out.
+    private static func refuseNulls(in bytes: [UInt8], _ range: Range<Int>, at path: String) throws {
+        guard bytes[range].first(where: { !JSONParser.isWhitespace($0) }) == UInt8(ascii: "{") else { return }
+        for member in try JSONParser.members(of: bytes, in: range) {
+            let key = member.key(in: bytes)
+            guard !freeFormMembers.contains(key) else { continue }
+            let field = path + "/" + key.replacing("~", with: "~0").replacing("/", with: "~1")
+            switch bytes[member.value.lowerBound] {
+            case UInt8(ascii: "n"):
+                throw Problem.invalidRequest("The field \(field) must not be null; leave it out instead.", field: field)
+            case UInt8(ascii: "{"):
+                try refuseNulls(in: bytes, member.value, at: field)
+            default:
+                continue
+            }
+        }
     }
 
     private static func isJSON(_ contentType: String?) -> Bool {

@@ -52,20 +52,30 @@ struct APNsCredentialsAPITests {
         }
     }
 
-    @Test("a malformed or non-P-256 key, or a bad team id, is a 400 naming the field; nothing is stored")
+    @Test("text that is not PEM, or a bad team id, is 400; a PEM key that is not P-256 is 422; nothing is stored")
     func badCredentials() async throws {
         try await APIFixture.run(secretKey: try SecretKey(SecretKey.random())) { api in
             let app = try await api.makeApp()
-            let cases: [(Components.Schemas.APNsCredentialsInput, String)] = [
-                (Self.input(privateKey: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"), "/privateKey"),
-                (Self.input(privateKey: P384.Signing.PrivateKey().pemRepresentation), "/privateKey"),
+            let cases: [(Components.Schemas.APNsCredentialsInput, String, HTTPResponse.Status, String)] = [
+                (
+                    Self.input(privateKey: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----"),
+                    "/privateKey", .unprocessableContent, "invalid_apns_key"
+                ),
+                (
+                    Self.input(privateKey: P384.Signing.PrivateKey().pemRepresentation),
+                    "/privateKey", .unprocessableContent, "invalid_apns_key"
+                ),
                 (
                     Self.input(privateKey: Curve25519.Signing.PrivateKey().rawRepresentation.base64EncodedString()),
-                    "/privateKey"
+                    "/privateKey", .badRequest, "invalid_request"
                 ),
-                (Self.input(teamId: "team"), "/teamId"),
+                (
+                    Self.input(privateKey: "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----"),
+                    "/privateKey", .badRequest, "invalid_request"
+                ),
+                (Self.input(teamId: "team"), "/teamId", .badRequest, "invalid_request"),
             ]
-            for (input, field) in cases {
+            for (input, field, status, code) in cases {
                 let body = Array(try JSONEncoder().encode(input))
                 let response = try await api.send(
                     .put,
@@ -73,9 +83,9 @@ struct APNsCredentialsAPITests {
                     key: APIFixture.adminKey,
                     body: body
                 )
-                #expect(response.status == .badRequest, "\(field)")
+                #expect(response.status == status, "\(field)")
                 let refusal = try problem(response)
-                #expect(refusal.code == "invalid_request")
+                #expect(refusal.code == code)
                 #expect(refusal.detail(field: field))
             }
             #expect(try await api.store.apnsCredentialSummary(of: app.id) == nil)

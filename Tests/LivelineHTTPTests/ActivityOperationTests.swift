@@ -58,7 +58,7 @@ struct ActivityOperationTests {
                 body: .json(
                     .init(
                         contentState: JSONObject(["stage": .string("delivered")]),
-                        dismissal: .init(policy: ._default)
+                        dismissal: ._default(.init(policy: ._default))
                     )
                 )
             ).ok.body.json
@@ -322,16 +322,40 @@ struct ActivityOperationTests {
             }
             let immediate = try await app.client.endActivity(
                 path: .init(activityId: "now"),
-                body: .json(.init(dismissal: .init(policy: .immediate)))
+                body: .json(.init(dismissal: .immediate(.init(policy: .immediate))))
             ).ok.body.json
             #expect(immediate.state == .dismissed)
 
             let later = try await app.client.endActivity(
                 path: .init(activityId: "later"),
-                body: .json(.init(dismissal: .init(policy: .after, date: api.clock.now + .seconds(24 * 3600))))
+                body: .json(.init(dismissal: .after(.init(policy: .after, date: api.clock.now + .seconds(24 * 3600)))))
             ).ok.body.json
             #expect(later.state == .ended)
             #expect(later.dismissalDate == later.endedAt.map { $0 + .seconds(4 * 3600) })
+        }
+    }
+
+    @Test("Idempotency-Key and If-Match are taken as sent, not URI-decoded: a%41, a%zz and a,b are keys of their own")
+    func headersAsSent() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            _ = try await app.client.requestActivity(
+                body: .json(.init(activityId: activityID("h"), activityType: "T", contentState: .empty))
+            ).created
+            var versions: [String] = []
+            for key in ["a%41", "aA", "a%zz", "a,b", "a+b"] {
+                let response = try await api.send(
+                    .post,
+                    "/v1/activities/h/updates",
+                    key: app.key.key,
+                    headers: [HTTPField.Name("Idempotency-Key")!: key, .ifMatch: "*"],
+                    body: Array(#"{"contentState":{"k":"\#(key)"}}"#.utf8)
+                )
+                #expect(response.status == .ok, "\(key)")
+                versions.append(response.headers[.eTag] ?? "")
+            }
+            // Each key made an update of its own: none was read as another.
+            #expect(versions == [#""2""#, #""3""#, #""4""#, #""5""#, #""6""#])
         }
     }
 }

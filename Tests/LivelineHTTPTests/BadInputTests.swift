@@ -358,7 +358,110 @@ struct BadInputTests {
             "invalid_request"
         ),
         BadInput("an unknown route", .get, "/v1/nothing", .notFound, "not_found"),
-        BadInput("a method the route does not have", .delete, "/v1/activities", .notFound, "not_found"),
+        BadInput(
+            "a method the route does not have",
+            .delete,
+            "/v1/activities",
+            .methodNotAllowed,
+            "method_not_allowed"
+        ),
+        BadInput("TRACE on /healthz", .trace, "/healthz", .methodNotAllowed, "method_not_allowed"),
+        BadInput(
+            "a method a templated path does not take",
+            .delete,
+            "/v1/activities/a1/updates",
+            .methodNotAllowed,
+            "method_not_allowed"
+        ),
+        // What the document states and the server holds to
+        BadInput(
+            "null for an optional field",
+            .post,
+            updates,
+            json: #"{"contentState":{},"staleDate":null}"#,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "null inside a typed object",
+            .post,
+            updates,
+            json: #"{"contentState":{},"alert":{"title":"t","body":"b","sound":null}}"#,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "null for frequentUpdates",
+            .patch,
+            "/v1/admin/apps/nobody",
+            json: #"{"frequentUpdates":null}"#,
+            key: .admin,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "If-Match of 19 digits, past what the pattern allows",
+            .post,
+            updates,
+            json: #"{"contentState":{}}"#,
+            headers: [.ifMatch: #""1234567890123456789""#],
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "If-Match with a sign",
+            .post,
+            updates,
+            json: #"{"contentState":{}}"#,
+            headers: [.ifMatch: "+1"],
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput("an empty cursor", .get, "/v1/activities?cursor=", .badRequest, "invalid_request"),
+        BadInput(
+            "a push token with a space",
+            .put,
+            "/v1/activities/a1/push-token",
+            json: #"{"pushToken":"ab cd"}"#,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "activityType of 129 Unicode scalars that make fewer characters",
+            json: #"{"activityType":""# + String(repeating: #"e\u0301"#, count: 64) + #"x","contentState":{}}"#,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "a bundle id with a space",
+            .post,
+            "/v1/admin/apps",
+            json: #"{"appId":"spaced","bundleId":"com.example app"}"#,
+            key: .admin,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "an APNs key that is not PEM",
+            .put,
+            "/v1/admin/apps/nobody/apns",
+            json: #"{"teamId":"ABCDE12345","keyId":"KEY1234567","environment":"sandbox","privateKey":"not a key"}"#,
+            key: .admin,
+            .badRequest,
+            "invalid_request"
+        ),
+        BadInput(
+            "an APNs key in PEM that is not a P-256 key",
+            .put,
+            "/v1/admin/apps/nobody/apns",
+            json: #"""
+                {"teamId":"ABCDE12345","keyId":"KEY1234567","environment":"sandbox",
+                 "privateKey":"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}
+                """#,
+            key: .admin,
+            .unprocessableContent,
+            "invalid_apns_key"
+        ),
         BadInput(
             "globalMaxOpen negative",
             .put,
@@ -392,6 +495,58 @@ struct BadInputTests {
     func tableSize() {
         #expect(Self.cases.count >= 40)
         #expect(Set(Self.cases.map(\.description)).count == Self.cases.count)
+    }
+
+    @Test("A path the API has, asked with a method it does not take: 405 with Allow naming its methods")
+    func methodNotAllowed() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (HTTPRequest.Method.delete, "/v1/activities", "GET, POST"),
+                (.post, "/v1/admin/apps/some-app/apns", "GET, PUT, DELETE"),
+                (.trace, "/metrics", "GET"),
+                (.post, "/v1/activities/any-id", "GET"),
+            ]
+            for (method, path, allowed) in cases {
+                let response = try await api.send(method, path, key: app.key.key)
+                #expect(response.status == .methodNotAllowed, "\(method) \(path)")
+                #expect(response.headers[.allow] == allowed, "\(method) \(path)")
+                #expect(try problem(response).detail.hasSuffix("it takes \(allowed)."))
+            }
+        }
+    }
+
+    @Test("null is data inside free-form JSON (attributes, contentState), and refused as any field's value")
+    func nullInFreeFormJSON() async throws {
+        // StrictJSONBodies lets null through under the members the document types JSONObject, by
+        // name: a new one in the document must be named there too.
+        let document = try String(
+            contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "openapi.yaml"),
+            encoding: .utf8
+        )
+        let lines = document.split(separator: "\n")
+        let freeForm = Set(
+            zip(lines, lines.dropFirst()).compactMap { line, next in
+                next.hasSuffix("$ref: '#/components/schemas/JSONObject'") && line.hasSuffix(":")
+                    ? line.trimmingCharacters(in: .whitespaces).dropLast() : nil
+            }
+        )
+        #expect(freeForm == ["attributes", "contentState", "data", "details"])
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let created = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                body: Array(
+                    #"{"activityId":"n","activityType":"T","attributes":{"a":null},"contentState":{"b":[null,{"c":null}]}}"#
+                        .utf8
+                )
+            )
+            #expect(created.status == .created)
+            let activity = try await app.client.getActivity(path: .init(activityId: "n")).ok.body.json
+            #expect(activity.contentState == JSONObject(["b": .array([.null, .object(["c": .null])])]))
+        }
     }
 
     @Test("the OpenAPI runtime's own refusals are answered by the status they call for, with Liveline's words")

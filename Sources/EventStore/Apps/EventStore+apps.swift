@@ -39,13 +39,29 @@ extension AppSettings {
     /// Checks the rules every app's settings follow, whoever sets them (the admin API or
     /// `liveline apps`).
     public func validated() throws(InvalidAppSettings) -> AppSettings {
-        guard (1...255).contains(bundleID.utf8.count) else {
-            throw InvalidAppSettings(field: "bundleId", reason: "must be 1–255 bytes")
+        guard Self.isBundleID(bundleID) else {
+            throw InvalidAppSettings(
+                field: "bundleId",
+                reason: "must be 1–255 characters of A-Z a-z 0-9 . - (as Apple allows)"
+            )
         }
         try Self.check(maxOpen, field: "maxOpen", minimum: 0)
         if let maxOpenPerDevice { try Self.check(maxOpenPerDevice, field: "maxOpenPerDevice", minimum: 1) }
         try Self.check(priorityBudgetPerHour, field: "priorityBudgetPerHour", minimum: 0)
         return self
+    }
+
+    /// Whether `text` is a bundle id as Apple allows one: 1–255 characters of `A-Z a-z 0-9 . -`.
+    public static func isBundleID(_ text: String) -> Bool {
+        (1...255).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
     }
 
     /// Checks a count setting: between `minimum` and `maximumCount`.

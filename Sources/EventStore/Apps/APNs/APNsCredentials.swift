@@ -39,12 +39,19 @@ public struct APNsCredentials: Sendable, CustomStringConvertible, CustomDebugStr
         guard Self.isAppleID(keyID) else {
             throw InvalidAPNsCredentials(field: "keyId", reason: "must be the 10-character id of the key (A-Z, 0-9)")
         }
+        guard Self.isPEMPrivateKey(privateKeyPEM) else {
+            throw InvalidAPNsCredentials(
+                field: "privateKey",
+                reason: "must be a PEM-encoded P-256 private key, as in the .p8 file Apple issues"
+            )
+        }
         do {
             privateKey = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
         } catch {
             throw InvalidAPNsCredentials(
                 field: "privateKey",
-                reason: "must be a PEM-encoded P-256 private key, as in the .p8 file Apple issues"
+                reason: "is PEM but not a P-256 private key; give the .p8 file Apple issues, whole",
+                isWellFormed: true
             )
         }
         self.teamID = teamID
@@ -75,6 +82,30 @@ public struct APNsCredentials: Sendable, CustomStringConvertible, CustomDebugStr
         Mirror(self, children: ["teamID": teamID, "keyID": keyID, "environment": environment])
     }
 
+    /// Whether `text` has the form of a PEM private key, as the API document's pattern says:
+    /// `-----BEGIN PRIVATE KEY-----` (or `EC PRIVATE KEY`), base64 and line breaks, the `END`
+    /// line, with spaces, tabs and line breaks around it. Whether it holds a P-256 key is the
+    /// next question.
+    static func isPEMPrivateKey(_ text: String) -> Bool {
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A }
+        var bytes = ArraySlice(text.utf8)
+        while let first = bytes.first, isBlank(first) { bytes.removeFirst() }
+        while let last = bytes.last, isBlank(last) { bytes.removeLast() }
+        let labels = ["PRIVATE KEY", "EC PRIVATE KEY"]
+        guard let begin = labels.map({ Array("-----BEGIN \($0)-----".utf8) }).first(where: bytes.starts(with:)),
+            let end = labels.map({ Array("-----END \($0)-----".utf8) }).first(where: {
+                bytes.suffix($0.count).elementsEqual($0)
+            }),
+            bytes.count > begin.count + end.count
+        else { return false }
+        return bytes.dropFirst(begin.count).dropLast(end.count).allSatisfy { byte in
+            isBlank(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+    }
+
     private static func isAppleID(_ text: String) -> Bool {
         text.utf8.count == 10
             && text.utf8.allSatisfy {
@@ -99,6 +130,15 @@ public struct APNsCredentialSummary: Hashable, Sendable {
 public struct InvalidAPNsCredentials: Error, Hashable, Sendable, CustomStringConvertible {
     public let field: String
     public let reason: String
+    /// The field has the form it takes (a PEM private key) but not a value that works (not a
+    /// P-256 key): a request the API document admits, refused on its meaning.
+    public let isWellFormed: Bool
+
+    init(field: String, reason: String, isWellFormed: Bool = false) {
+        self.field = field
+        self.reason = reason
+        self.isWellFormed = isWellFormed
+    }
 
     public var description: String { "\(field) \(reason)" }
 }
