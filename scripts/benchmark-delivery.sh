@@ -3,13 +3,18 @@
 # its local APNs over HTTP/2 and TLS in the same process) with $ACTIVITIES activities of the demo
 # app, each with a push token; wrk (a second process) sends content updates:
 #   1. delivery off (LIVELINE_DELIVERY=off): updates as fast as they go, for SECONDS;
-#   2. delivery on, on a fresh server: the same — the sustained deliveries per second, and the
-#      HTTP rate beside case 1's;
-#   3. delivery on: updates at about RATE a second — commit-to-APNs-answer latency p50/p99
+#   2. a backlog drained, on a fresh server: BACKLOG more activities, each with a push token and
+#      one update, are accepted with delivery off; the server restarts with delivery on and sends
+#      them all, with nothing else running — deliveries per second, and CPU per delivery;
+#   3. delivery on (the same server): updates as fast as they go — the sustained deliveries per second under HTTP
+#      load, and the HTTP rate beside case 1's;
+#   4. delivery on: updates at about RATE a second — commit-to-APNs-answer latency p50/p99
 #      (from `deliveries` joined with `events`: recorded_at to the answer).
 # Deliveries are counted from the `deliveries` table over the run, with how many were superseded
 # by newer content (latest wins). Figures go to BENCHMARKS.md.
 #   scripts/benchmark-delivery.sh [--connections 32] [--seconds 20] [--rate 1000] [--pool 16]
+#                                 [--backlog 10000] [--cases "1 2 3 4"] [--binary PATH]
+# --binary runs another build of liveline (an older commit's, to measure a change in pairs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,19 +22,27 @@ CONNECTIONS=32
 SECONDS_PER_RUN=20
 RATE=1000
 POOL=16
+BACKLOG=10000
+CASES="1 2 3 4"
+BINARY=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --connections) CONNECTIONS="$2"; shift 2 ;;
         --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
         --rate) RATE="$2"; shift 2 ;;
         --pool) POOL="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N]" >&2; exit 2 ;;
+        --backlog) BACKLOG="$2"; shift 2 ;;
+        --cases) CASES="$2"; shift 2 ;;
+        --binary) BINARY="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--cases \"1 2 3 4\"] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh
 require_load_tools
-swift build -c release --product liveline
-BINARY="$(swift build -c release --show-bin-path)/liveline"
+if [[ -z "$BINARY" ]]; then
+    swift build -c release --product liveline
+    BINARY="$(swift build -c release --show-bin-path)/liveline"
+fi
 trap stop_server EXIT
 
 sql() { psql "$DATABASE_URL" -Atc "$1"; }
@@ -78,23 +91,78 @@ run() {
     wrk_field "$1" rate > "$DATA/rate"
 }
 
-echo "activities: $ACTIVITIES, connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL"
-echo "1. delivery off, updates as fast as they go"
+# seed_backlog: BACKLOG activities b1 … bN, each with a push token and one content update (one
+# curl, three requests, per activity).
+seed_backlog() {
+    # shellcheck disable=SC2016
+    seq 1 "$BACKLOG" | xargs -P 8 -I{} sh -c 'auth="Authorization: Bearer $LIVELINE_KEY"; json="Content-Type: application/json"
+        curl -sf -o /dev/null -H "$auth" -H "$json" -X POST "$BASE/v1/activities" \
+            -d "{\"activityId\":\"b$1\",\"activityType\":\"delivery\",\"contentState\":{\"status\":\"preparing\",\"etaMinutes\":30}}" \
+            --next -sf -o /dev/null -H "$auth" -H "$json" -X PUT "$BASE/v1/activities/b$1/push-token" \
+            -d "{\"pushToken\":\"$(printf %064x $((1000000 + $1)))\"}" \
+            --next -sf -o /dev/null -H "$auth" -H "$json" -X POST "$BASE/v1/activities/b$1/updates" \
+            -d "{\"contentState\":{\"status\":\"on the way\",\"etaMinutes\":12},\"priority\":5}"' _ {}
+}
+
+# drain: restarts the server with delivery on and waits until every shard's cursor has passed the
+# log's last event (at most 5 minutes); prints the deliveries made, their rate from the first
+# attempt to the last, and the CPU per delivery.
+drain() {
+    local head started server postgres delivered superseded other span
+    head="$(sql 'SELECT max(position) FROM events')"
+    SERVER_ENV="" restart_server "$BINARY" "$POOL"
+    started="$(sql 'SELECT now()')"
+    server=$(process_ticks "$SERVER")
+    postgres=$(postgres_ticks)
+    for _ in $(seq 1 1500); do
+        [[ "$(sql "SELECT min(position) >= $head FROM delivery_shards")" == t ]] && break
+        sleep 0.2
+    done
+    server=$(($(process_ticks "$SERVER") - server))
+    postgres=$(($(postgres_ticks) - postgres))
+    read -r delivered superseded other <<< "$(deliveries_since "$started" infinity)"
+    span="$(sql "SELECT extract(epoch FROM max(attempted_at) - min(attempted_at)) FROM deliveries WHERE attempted_at >= '$started'")"
+    awk -v d="$delivered" -v sup="$superseded" -v o="$other" -v span="$span" -v server="$server" \
+        -v postgres="$postgres" -v tick="$(getconf CLK_TCK)" 'BEGIN {
+            printf "  delivered %d in %.2f s: %.0f/s; superseded %d, other outcomes %d\n", d, span, d / span, sup, o
+            printf "  CPU per delivery: server %.0f µs, PostgreSQL %.0f µs\n", 1e6 * server / tick / d, 1e6 * postgres / tick / d
+        }'
+}
+
+wants() { [[ " $CASES " == *" $1 "* ]]; }
+
+echo "activities: $ACTIVITIES, connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL, backlog: $BACKLOG"
+if wants 1; then
+    echo "1. delivery off, updates as fast as they go"
+    SERVER_ENV="LIVELINE_DELIVERY=off" start_server "$BINARY" "$POOL" demo
+    run updates "$CONNECTIONS"
+    OFF="$(cat "$DATA/rate")"
+    stop_server
+fi
+# A fresh server whose log holds nothing undelivered: the backlog (delivery off), then delivery on.
 SERVER_ENV="LIVELINE_DELIVERY=off" start_server "$BINARY" "$POOL" demo
-run updates "$CONNECTIONS"
-OFF="$(cat "$DATA/rate")"
-stop_server
-
-echo "2. delivery on, updates as fast as they go"
-start_server "$BINARY" "$POOL" demo
+if wants 2; then
+    echo "2. a backlog of $BACKLOG updates (each of its own activity) accepted with delivery off, then drained"
+    seed_backlog
+    drain
+else
+    SERVER_ENV="" restart_server "$BINARY" "$POOL"
+fi
 sleep 3 # the worker takes its shards
-run updates "$CONNECTIONS"
-ON="$(cat "$DATA/rate")"
-
-PACED_CONNECTIONS=20
-export DELAY_MS=$((PACED_CONNECTIONS * 1000 / RATE))
-echo "3. delivery on, updates at about $RATE/s ($PACED_CONNECTIONS connections, $DELAY_MS ms between an answer and the next)"
-run paced "$PACED_CONNECTIONS"
-
-echo
-awk -v on="$ON" -v off="$OFF" 'BEGIN {printf "HTTP updates with delivery on / off: %.1f %%  (target >= 80 %%)\n", 100 * on / off}'
+if wants 3; then
+    echo "3. delivery on, updates as fast as they go"
+    run updates "$CONNECTIONS"
+    ON="$(cat "$DATA/rate")"
+fi
+if wants 4; then
+    # Each connection waits 20 ms after an answer; with answers in about 5 ms, RATE / 40
+    # connections send about RATE a second (the rate reached is printed).
+    export DELAY_MS=20
+    PACED_CONNECTIONS=$(((RATE + 39) / 40))
+    echo "4. delivery on, updates at about $RATE/s ($PACED_CONNECTIONS connections, $DELAY_MS ms between an answer and the next)"
+    run paced "$PACED_CONNECTIONS"
+fi
+if wants 1 && wants 3; then
+    echo
+    awk -v on="$ON" -v off="$OFF" 'BEGIN {printf "HTTP updates with delivery on / off: %.1f %%  (target >= 80 %%)\n", 100 * on / off}'
+fi

@@ -1,4 +1,5 @@
 import Configuration
+import Delivery
 package import EventStore
 package import Foundation
 package import Logging
@@ -127,9 +128,9 @@ struct Setting {
 
     func httpsURL(default fallback: String) throws -> String {
         guard let value else { return fallback }
-        guard value.hasPrefix("https://"), value.count > "https://".count, !value.hasSuffix("/") else {
+        guard APNsConfiguration.isBaseURL(value) else {
             throw ConfigurationError(
-                "\(name) must be an https:// address without a trailing slash, such as https://api.push.apple.com, got \"\(value)\""
+                "\(name) must be https://host or https://host:port, such as https://api.push.apple.com, got \"\(value)\""
             )
         }
         return value

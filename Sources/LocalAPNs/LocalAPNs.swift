@@ -3,7 +3,6 @@ public import Foundation
 public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -89,24 +88,12 @@ public final class LocalAPNs: Sendable {
             .childChannelInitializer { channel in
                 let connection = state.withLockedValue { $0.openConnection() }
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                }
-                .flatMap {
-                    channel.configureHTTP2Pipeline(mode: .server) { stream in
-                        stream.eventLoop.makeCompletedFuture {
-                            try stream.pipeline.syncOperations.addHandlers(
-                                HTTP2FramePayloadToHTTP1ServerCodec(),
-                                PushStreamHandler(
-                                    connection: connection,
-                                    state: state,
-                                    clock: clock,
-                                    logger: logger,
-                                    onPush: onPush
-                                )
-                            )
-                        }
-                    }
-                    .map { _ in }
+                    let handlers = channel.pipeline.syncOperations
+                    try handlers.addHandler(NIOSSLServerHandler(context: context))
+                    try handlers.addHandler(NIOHTTP2Handler(mode: .server))
+                    try handlers.addHandler(
+                        PushStreams(connection: connection, state: state, clock: clock, logger: logger, onPush: onPush)
+                    )
                 }
             }
             .bind(host: host, port: port)

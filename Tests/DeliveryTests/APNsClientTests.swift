@@ -1,8 +1,10 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Crypto
 import Delivery
 import EventStore
 import LocalAPNs
+import Logging
 import Testing
 
 /// The client against the local APNs, over real HTTP/2 and TLS.
@@ -34,7 +36,73 @@ import Testing
             let received = fixture.server.received
             #expect(received.count == 60)
             #expect(Set(received.map(\.providerToken)).count == 1)
+            #expect(Set(received.map(\.connection)).count == 1, "one connection carries them all")
         }
+    }
+
+    @Test func pushesWaitingWhenTheConnectionClosesAreAnsweredAtOnce() async throws {
+        try await LocalAPNsFixture.run(requestTimeout: .seconds(60)) { fixture in
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            fixture.server.fail(.stall, times: 3)
+            let started = ContinuousClock.now
+            await withTaskGroup { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        let response = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+                        #expect(APNsVerdict(response) == .retry(renewToken: false), "\(response)")
+                    }
+                }
+                while fixture.server.stalled < 3 { try? await Task.sleep(for: .milliseconds(10)) }
+                // The next push makes the local APNs send GOAWAY and close the connection.
+                fixture.server.fail(.goAway(reason: "Shutdown"))
+                let refused = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+                #expect(APNsVerdict(refused) == .retry(renewToken: false), "\(refused)")
+            }
+            // Long before the 60 s deadline: the connection's end answered the stalled pushes.
+            #expect(ContinuousClock.now - started < .seconds(30))
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+        }
+    }
+
+    @Test func aHostThatRefusesConnectionsIsNoAnswerAndTriedAgainLater() async throws {
+        let closed = try await LocalAPNs.start()
+        let address = closed.baseURL
+        try await closed.shutdown()
+        let client = try APNsClient(
+            configuration: .local(baseURL: address, trustedCertificatePEM: closed.certificatePEM),
+            logger: Logger(label: "test")
+        )
+        let credentials = try LocalAPNsFixture.makeCredentials(key: P256.Signing.PrivateKey())
+        for _ in 0..<2 {
+            let response = await client.send(LocalAPNsFixture.push(), with: credentials)
+            guard case .unanswered(let why) = response else {
+                Issue.record("expected no answer, got \(response)")
+                break
+            }
+            #expect(why.contains("could not connect"), "\(why)")
+        }
+        try await client.shutdown()
+    }
+
+    @Test(
+        "APNs addresses are https://host or https://host:port",
+        arguments: [
+            ("https://api.push.apple.com", true),
+            ("https://api.sandbox.push.apple.com:443", true),
+            ("https://127.0.0.1:8443", true),
+            ("https://[::1]:8443", true),
+            ("https://localhost/", true),
+            ("http://api.push.apple.com", false),
+            ("https://", false),
+            ("https://api.push.apple.com/3/device", false),
+            ("https://api.push.apple.com:0", false),
+            ("https://api.push.apple.com:70000", false),
+            ("https://api.push.apple.com:port", false),
+            ("https://:443", false),
+        ]
+    )
+    func addresses(url: String, valid: Bool) {
+        #expect(APNsConfiguration.isBaseURL(url) == valid)
     }
 
     @Test func theProviderTokenIsRenewedAtFiftyMinutesAndNotBefore() async throws {

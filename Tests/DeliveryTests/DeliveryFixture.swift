@@ -5,6 +5,7 @@ import Delivery
 import EventStore
 import LocalAPNs
 import Logging
+import Metrics
 import Postgres
 import TestSupport
 import Testing
@@ -63,11 +64,12 @@ struct DeliveryFixture {
     func withWorkers(
         _ count: Int = 1,
         configuration: DeliveryWorker.Configuration = DeliveryFixture.quick,
+        metrics: any MetricsFactory = MetricsSystem.factory,
         _ body: () async throws -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
-                group.addTask { try await runWorker(configuration: configuration) }
+                group.addTask { try await runWorker(configuration: configuration, metrics: metrics) }
             }
             try await body()
             group.cancelAll()
@@ -77,7 +79,8 @@ struct DeliveryFixture {
     /// One worker until cancelled, logging to `logger`.
     func runWorker(
         configuration: DeliveryWorker.Configuration = DeliveryFixture.quick,
-        logger: Logger = TestDatabase.logger
+        logger: Logger = TestDatabase.logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
     ) async throws {
         let listener = try AppendListener(connectionString: database, logger: logger)
         let client = try APNsClient(
@@ -92,7 +95,8 @@ struct DeliveryFixture {
                 secretKey: secret,
                 listener: listener,
                 configuration: configuration,
-                logger: logger
+                logger: logger,
+                metrics: metrics
             )
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }
@@ -104,10 +108,12 @@ struct DeliveryFixture {
         try? await client.shutdown()
     }
 
-    /// Short leases and backoffs, so tests see takeovers and retries quickly.
+    /// Quick lease renewal, app refresh and backoffs, so tests see changes and retries quickly.
     static let quick: DeliveryWorker.Configuration = {
         var configuration = DeliveryWorker.Configuration()
-        configuration.lease = .seconds(1)
+        // Renewed often, and long enough that a loaded machine (the whole suite at once) does not
+        // let it run out under a worker that is alive: that would send its pushes twice.
+        configuration.lease = .seconds(5)
         configuration.leaseRenewal = .milliseconds(200)
         configuration.initialBackoff = .milliseconds(300)
         configuration.maximumBackoff = .seconds(1)

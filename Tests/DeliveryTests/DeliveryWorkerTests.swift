@@ -7,6 +7,7 @@ import EventStore
 import Foundation
 import LocalAPNs
 import Logging
+import MetricsTestKit
 import NIOConcurrencyHelpers
 import Testing
 
@@ -81,8 +82,9 @@ import Testing
         var slowRetries = DeliveryFixture.quick
         slowRetries.initialBackoff = .seconds(4)
         slowRetries.maximumBackoff = .seconds(4)
+        let metrics = TestMetrics()
         try await DeliveryFixture.run { fixture, store in
-            try await fixture.withWorkers(configuration: slowRetries) {
+            try await fixture.withWorkers(configuration: slowRetries, metrics: metrics) {
                 let token = DeliveryFixture.token(3)
                 let stream = try await fixture.activityWithToken("latest", token: token, in: store)
                 fixture.server.fail(.status(500, reason: "InternalServerError"), times: 1, deviceToken: token)
@@ -100,6 +102,13 @@ import Testing
                     "\($0.version) \($0.outcome.rawValue)"
                 }
                 #expect(outcomes == ["3 retrying", "3 superseded", "4 delivered"])
+                // Every outcome is counted once recorded, the superseded one too.
+                try await fixture.eventually("the metrics count every outcome") {
+                    ["retrying", "superseded", "delivered"].allSatisfy { outcome in
+                        (try? metrics.expectCounter("liveline_deliveries_total", [("outcome", outcome)]).totalValue)
+                            == 1
+                    }
+                }
             }
         }
     }

@@ -39,13 +39,12 @@ struct LocalAPNsFixture {
         )
         configuration.requestTimeout = requestTimeout
         let client = try APNsClient(configuration: configuration, clock: { clock.now }, logger: Logger(label: "test"))
-        let credentials = try APNsCredentials(
-            teamID: teamID,
-            keyID: keyID,
-            environment: .sandbox,
-            privateKeyPEM: key.pemRepresentation
+        let fixture = LocalAPNsFixture(
+            server: server,
+            client: client,
+            credentials: try makeCredentials(key: key),
+            clock: clock
         )
-        let fixture = LocalAPNsFixture(server: server, client: client, credentials: credentials, clock: clock)
         do {
             try await body(fixture)
         } catch {
@@ -55,6 +54,11 @@ struct LocalAPNsFixture {
         }
         try await client.shutdown()
         try await server.shutdown()
+    }
+
+    /// The fixture's team and key, signing with `key`.
+    static func makeCredentials(key: P256.Signing.PrivateKey) throws -> APNsCredentials {
+        try APNsCredentials(teamID: teamID, keyID: keyID, environment: .sandbox, privateKeyPEM: key.pemRepresentation)
     }
 
     /// A push as the renderer makes them, to `token`.

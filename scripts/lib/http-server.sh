@@ -23,16 +23,7 @@ start_server() {
     local binary="$1" pool="$2" app="${3:-bench}"
     DATA="$(mktemp -d /tmp/liveline-http-bench-XXXXXX)"
     chmod 755 "$DATA"
-    env ${SERVER_ENV:-} LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" \
-        LIVELINE_LOG_LEVEL=warning LIVELINE_POOL_SIZE="$pool" "$binary" dev > "$DATA/server.out" 2> "$DATA/server.err" &
-    SERVER=$!
-    for _ in $(seq 1 120); do
-        curl -sf "$BASE/readyz" > /dev/null 2>&1 && break
-        sleep 0.5
-    done
-    curl -sf "$BASE/readyz" > /dev/null || { cat "$DATA/server.err" >&2; exit 1; }
-    DATABASE_URL="$(sed -n 's/^ *database: *//p' "$DATA/server.out")"
-
+    launch_server "$binary" "$pool"
     if [[ "$app" == demo ]]; then
         admin -X PATCH "$BASE/v1/admin/apps/demo" -d '{"maxOpen":10000000,"priorityBudgetPerHour":1000000}' > /dev/null
     else
@@ -52,6 +43,28 @@ start_server() {
             -H "Authorization: Bearer $LIVELINE_KEY" -H "Content-Type: application/json" \
             -d "{\"pushToken\":\"$(printf %064x "$1")\"}"' _ {}
     fi
+}
+
+# launch_server BINARY POOL: runs `liveline dev` on the cluster under $DATA (made by the first
+# launch, found again by the next) and waits until it is ready; sets SERVER and DATABASE_URL.
+launch_server() {
+    env ${SERVER_ENV:-} LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" \
+        LIVELINE_LOG_LEVEL=warning LIVELINE_POOL_SIZE="$2" "$1" dev > "$DATA/server.out" 2> "$DATA/server.err" &
+    SERVER=$!
+    for _ in $(seq 1 120); do
+        curl -sf "$BASE/readyz" > /dev/null 2>&1 && break
+        sleep 0.5
+    done
+    curl -sf "$BASE/readyz" > /dev/null || { cat "$DATA/server.err" >&2; exit 1; }
+    DATABASE_URL="$(sed -n 's/^ *database: *//p' "$DATA/server.out")"
+}
+
+# restart_server BINARY POOL: stops the server gracefully and launches it again on the same
+# cluster and data (SERVER_ENV as set now).
+restart_server() {
+    kill -INT "$SERVER"
+    wait "$SERVER" || { echo "the server exited with status $?" >&2; tail -n 40 "$DATA/server.err" >&2; exit 1; }
+    launch_server "$1" "$2"
 }
 
 admin() { curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' "$@"; }

@@ -1,19 +1,19 @@
-import AsyncHTTPClient
 public import CanonicalJSON
 public import EventStore
 public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
+import NIOPosix
 import NIOSSL
 public import ServiceLifecycle
 
 /// Sends pushes to APNs over HTTP/2 and TLS.
 ///
-/// One `HTTPClient` (its own pool of long-lived HTTP/2 connections, so one team per connection)
-/// and one provider token per credentials (team, key, environment); the token is reused until
-/// it is 50 minutes old. Every request has a deadline. How many are in flight is the caller's
-/// bound (the delivery worker's).
+/// One long-lived connection per credentials (team, key, environment: APNs takes one team per
+/// connection), opened when first needed and again when it closes or APNs sends GOAWAY; one
+/// provider token per credentials, reused until it is 50 minutes old. Every request has a
+/// deadline. How many are in flight is the caller's bound (the delivery worker's).
 public final class APNsClient: Service, Sendable {
     private struct Route: Hashable {
         let teamID: String
@@ -21,16 +21,25 @@ public final class APNsClient: Service, Sendable {
         let environment: APNsEnvironment
     }
 
-    private struct Connection {
-        let http: HTTPClient
+    /// A route's connection, or the opening of one.
+    private enum Link {
+        case opening(Task<APNsConnection, any Error>)
+        case open(APNsConnection)
+    }
+
+    /// A route's connection and provider token.
+    private struct RouteState {
+        var link: Link?
         var token: ProviderToken?
     }
 
     private let configuration: APNsConfiguration
-    private let tls: TLSConfiguration
+    private let endpoints: [APNsEnvironment: APNsConnection.Endpoint]
+    private let tls: NIOSSLContext
+    private let group: any EventLoopGroup
     private let clock: @Sendable () -> Timestamp
     private let logger: Logger
-    private let connections = NIOLockedValueBox<[Route: Connection]>([:])
+    private let routes = NIOLockedValueBox<[Route: RouteState]>([:])
 
     /// - Parameter clock: for the provider tokens' `iat` and age.
     public init(
@@ -39,12 +48,23 @@ public final class APNsClient: Service, Sendable {
         logger: Logger
     ) throws {
         self.configuration = configuration
+        var endpoints: [APNsEnvironment: APNsConnection.Endpoint] = [:]
+        for environment in [APNsEnvironment.production, .sandbox] {
+            let url = configuration.baseURL(of: environment)
+            guard let endpoint = APNsConnection.Endpoint(url: url) else {
+                throw APNsConfiguration.InvalidURL(url: url)
+            }
+            endpoints[environment] = endpoint
+        }
+        self.endpoints = endpoints
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
+        tls.applicationProtocols = ["h2"]
         if let pem = configuration.trustedCertificatePEM {
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
         }
-        self.tls = tls
+        self.tls = try NIOSSLContext(configuration: tls)
+        self.group = MultiThreadedEventLoopGroup.singleton
         self.clock = clock
         self.logger = logger
     }
@@ -52,84 +72,93 @@ public final class APNsClient: Service, Sendable {
     /// Sends `request` with `credentials`, and says what APNs answered (or that it did not).
     public func send(_ request: APNsRequest, with credentials: APNsCredentials) async -> APNsResponse {
         let route = Route(teamID: credentials.teamID, keyID: credentials.keyID, environment: credentials.environment)
-        let (http, jwt): (HTTPClient, String)
+        let endpoint = endpoints[credentials.environment]!
+        let (link, jwt): (Link, String)
         do {
-            (http, jwt) = try connection(for: route, credentials: credentials, renewing: false)
+            (link, jwt) = try connection(for: route, to: endpoint, credentials: credentials, renewing: false)
         } catch {
             return .unanswered("could not sign a provider token: \(error)")
         }
-        var outgoing = HTTPClientRequest(url: configuration.baseURL(of: credentials.environment) + request.path)
-        outgoing.method = .POST
-        outgoing.headers.add(name: "authorization", value: "bearer " + jwt)
-        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
-        outgoing.headers.add(name: "content-type", value: "application/json")
-        outgoing.body = .bytes(ByteBuffer(bytes: request.body))
-        do {
-            let response = try await http.execute(
-                outgoing,
-                timeout: .microseconds(configuration.requestTimeout.microseconds),
-                logger: logger
-            )
-            let body = try await response.body.collect(upTo: 64 * 1024)
-            let answer = APNsResponse.answer(
-                status: Int(response.status.code),
-                body: Array(buffer: body),
-                apnsID: response.headers.first(name: "apns-id")
-            )
-            if case .retry(renewToken: true) = APNsVerdict(answer) {
-                _ = try? connection(for: route, credentials: credentials, renewing: true)
+        let connection: APNsConnection
+        switch link {
+        case .open(let open):
+            connection = open
+        case .opening(let opening):
+            let result = await opening.result
+            settle(route, opening, result)
+            do {
+                connection = try result.get()
+            } catch {
+                return .unanswered("could not connect to APNs at \(endpoint.authority): \(error)")
             }
-            return answer
-        } catch {
-            return .unanswered(String(describing: error))
         }
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(11)
+        headers.add(name: ":method", value: "POST")
+        headers.add(name: ":scheme", value: "https")
+        headers.add(name: ":path", value: request.path)
+        headers.add(name: ":authority", value: endpoint.authority)
+        headers.add(name: "authorization", value: "bearer " + jwt)
+        for (name, value) in request.headers { headers.add(name: name, value: value) }
+        headers.add(name: "content-type", value: "application/json")
+        headers.add(name: "content-length", value: String(request.body.count))
+        let answer = await connection.send(
+            headers: headers,
+            body: ByteBuffer(bytes: request.body),
+            timeout: configuration.requestTimeout
+        )
+        if case .retry(renewToken: true) = APNsVerdict(answer) {
+            _ = try? self.connection(for: route, to: endpoint, credentials: credentials, renewing: true)
+        }
+        return answer
     }
 
-    /// The route's HTTP client and current provider token, minting a token when there is none,
-    /// when it is due, or (`renewing`) when APNs called it expired and it is old enough.
+    /// The route's connection (opening one when there is none, or when it takes no new
+    /// streams) and current provider token, minting a token when there is none, when it is
+    /// due, or (`renewing`) when APNs called it expired and it is old enough.
     private func connection(
         for route: Route,
+        to endpoint: APNsConnection.Endpoint,
         credentials: APNsCredentials,
         renewing: Bool
-    ) throws -> (HTTPClient, String) {
+    ) throws -> (Link, String) {
         let now = clock()
-        return try connections.withLockedValue { connections in
-            var connection =
-                connections[route]
-                ?? Connection(
-                    http: HTTPClient(
-                        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
-                        configuration: httpConfiguration(),
-                        backgroundActivityLogger: logger
-                    ),
-                    token: nil
+        return try routes.withLockedValue { routes in
+            var state = routes[route] ?? RouteState()
+            if state.token.map({ $0.isDue(at: now) || (renewing && $0.mayBeReplaced(at: now)) }) ?? true {
+                state.token = try ProviderToken(credentials: credentials, now: now)
+                logger.debug(
+                    "minted an APNs provider token",
+                    metadata: ["apns.team": "\(route.teamID)", "apns.key": "\(route.keyID)"]
                 )
-            if let token = connection.token,
-                !token.isDue(at: now) && !(renewing && token.mayBeReplaced(at: now))
-            {
-                connections[route] = connection
-                return (connection.http, token.jwt)
             }
-            let token = try ProviderToken(credentials: credentials, now: now)
-            connection.token = token
-            connections[route] = connection
-            logger.debug(
-                "minted an APNs provider token",
-                metadata: ["apns.team": "\(route.teamID)", "apns.key": "\(route.keyID)"]
-            )
-            return (connection.http, token.jwt)
+            switch state.link {
+            case .opening:
+                break
+            case .open(let connection) where connection.isUsable:
+                break
+            case .open, nil:
+                let (tls, group, timeout) = (self.tls, self.group, configuration.connectTimeout)
+                state.link = .opening(
+                    Task { try await APNsConnection.connect(to: endpoint, tls: tls, group: group, timeout: timeout) }
+                )
+            }
+            routes[route] = state
+            return (state.link!, state.token!.jwt)
         }
     }
 
-    private func httpConfiguration() -> HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tls,
-            timeout: .init(connect: .seconds(10))
-        )
-        configuration.httpVersion = .automatic
-        // Apple may take rapid reconnects for abuse: keep connections for an hour of quiet.
-        configuration.connectionPool.idleTimeout = .seconds(3600)
-        return configuration
+    /// Keeps the connection an opening gave (or forgets a failed opening, so that the next push
+    /// tries again).
+    private func settle(
+        _ route: Route,
+        _ opening: Task<APNsConnection, any Error>,
+        _ result: Result<APNsConnection, any Error>
+    ) {
+        routes.withLockedValue { routes in
+            guard case .opening(let current)? = routes[route]?.link, current == opening else { return }
+            routes[route]?.link = try? .open(result.get())
+        }
     }
 
     /// Keeps the connections until graceful shutdown, then closes them: run it as a `Service`
@@ -141,10 +170,15 @@ public final class APNsClient: Service, Sendable {
 
     /// Closes every connection.
     public func shutdown() async throws {
-        let clients = connections.withLockedValue { connections in
-            defer { connections.removeAll() }
-            return connections.values.map(\.http)
+        let links = routes.withLockedValue { routes in
+            defer { routes.removeAll() }
+            return routes.values.compactMap(\.link)
         }
-        for client in clients { try await client.shutdown() }
+        for link in links {
+            switch link {
+            case .open(let connection): await connection.close()
+            case .opening(let opening): await (try? opening.value)?.close()
+            }
+        }
     }
 }

@@ -10,6 +10,8 @@ public struct APNsConfiguration: Sendable {
     public var trustedCertificatePEM: String?
     /// The deadline of every request: an unanswered request fails after it and is retried.
     public var requestTimeout: Duration
+    /// How long opening a connection (TCP and TLS) may take.
+    public var connectTimeout: Duration
 
     public static let appleProductionURL = "https://api.push.apple.com"
     public static let appleSandboxURL = "https://api.sandbox.push.apple.com"
@@ -18,12 +20,25 @@ public struct APNsConfiguration: Sendable {
         productionURL: String = Self.appleProductionURL,
         sandboxURL: String = Self.appleSandboxURL,
         trustedCertificatePEM: String? = nil,
-        requestTimeout: Duration = .seconds(10)
+        requestTimeout: Duration = .seconds(10),
+        connectTimeout: Duration = .seconds(10)
     ) {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.trustedCertificatePEM = trustedCertificatePEM
         self.requestTimeout = requestTimeout
+        self.connectTimeout = connectTimeout
+    }
+
+    /// Whether `url` can be an APNs host: `https://host` or `https://host:port`, nothing after.
+    public static func isBaseURL(_ url: String) -> Bool {
+        APNsConnection.Endpoint(url: url) != nil
+    }
+
+    /// A host address that is not `https://host[:port]`.
+    public struct InvalidURL: Error, CustomStringConvertible {
+        public let url: String
+        public var description: String { "an APNs address must be https://host or https://host:port, got \"\(url)\"" }
     }
 
     /// Both environments at one address: a local APNs.

@@ -53,7 +53,7 @@ public struct DeliveryWorker: Service {
     let clock: @Sendable () -> Timestamp
     let workerID: String
     let logger: Logger
-    let metrics: any MetricsFactory
+    let metrics: DeliveryMetrics
 
     /// - Parameters:
     ///   - secretKey: opens the apps' sealed APNs keys.
@@ -78,7 +78,7 @@ public struct DeliveryWorker: Service {
         self.clock = clock
         self.workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         self.logger = logger
-        self.metrics = metrics
+        self.metrics = DeliveryMetrics(factory: metrics)
     }
 
     public func run() async throws {
@@ -226,7 +226,7 @@ public struct DeliveryWorker: Service {
                 let record = book.withLockedValue { book in
                     book.finish(send, response: response, latency: now - started, at: now, backoff: backoff)
                 }
-                observe(record, committedAt: send.committedAt, answeredAt: now)
+                metrics.answered(record, committedAt: send.committedAt, answeredAt: now)
                 wakeup.signal()
             }
         }
@@ -258,6 +258,7 @@ public struct DeliveryWorker: Service {
                 book.withLockedValue { $0.putBack(pending) }
                 throw error
             }
+            metrics.recorded(pending.records)
         }
         if !drained.isEmpty {
             let worker = workerID
@@ -342,7 +343,7 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    // MARK: Policy and metrics
+    // MARK: Policy
 
     /// Exponential backoff with jitter: the `attempt`-th retry waits between half and all of
     /// `initialBackoff · 2^(attempt-1)`, capped at `maximumBackoff`.
@@ -350,23 +351,5 @@ public struct DeliveryWorker: Service {
         let exponential = configuration.initialBackoff * (1 << min(attempt - 1, 20))
         let capped = min(exponential, configuration.maximumBackoff)
         return capped * Double.random(in: 0.5...1.0)
-    }
-
-    private func observe(_ record: DeliveryRecord, committedAt: Timestamp, answeredAt: Timestamp) {
-        Counter(
-            label: "liveline_deliveries_total",
-            dimensions: [("outcome", record.outcome.rawValue)],
-            factory: metrics
-        )
-        .increment()
-        if let latency = record.latency {
-            Timer(label: "liveline_apns_request_seconds", factory: metrics).recordNanoseconds(
-                latency.microseconds * 1_000
-            )
-        }
-        if record.outcome == .delivered {
-            Timer(label: "liveline_delivery_commit_to_answer_seconds", factory: metrics)
-                .recordNanoseconds((answeredAt - committedAt).microseconds * 1_000)
-        }
     }
 }

@@ -1,0 +1,295 @@
+import CanonicalJSON
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// One long-lived HTTP/2 connection to APNs over TLS. Each push is a stream of its own: a
+/// HEADERS frame, then a DATA frame that ends it, written straight onto the connection (no
+/// channel per stream), and the writes of many pushes are flushed together. APNs' answer ends
+/// the stream; a deadline, a reset, a GOAWAY or the connection's end answers for it otherwise.
+final class APNsConnection: Sendable {
+    /// Where a connection goes: a host, its port, and the name its certificate must carry.
+    struct Endpoint: Hashable, Sendable {
+        let host: String
+        let port: Int
+
+        /// From `https://host[:port]`; `nil` for anything else.
+        init?(url: String) {
+            guard url.hasPrefix("https://") else { return nil }
+            var authority = Substring(url.dropFirst("https://".count))
+            if authority.hasSuffix("/") { authority = authority.dropLast() }
+            guard !authority.isEmpty, !authority.contains("/") else { return nil }
+            if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+                guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
+                    return nil
+                }
+                self.host = String(authority[..<colon])
+                self.port = port
+            } else {
+                self.host = String(authority)
+                self.port = 443
+            }
+            guard !host.isEmpty else { return nil }
+        }
+
+        /// The `:authority` of its requests.
+        var authority: String { port == 443 ? host : "\(host):\(port)" }
+
+        /// The host without an IPv6 address's brackets: what is connected to.
+        var address: String {
+            host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        }
+
+        /// SNI and the certificate's name; an address has neither (its certificate is checked
+        /// against the address).
+        var serverHostname: String? {
+            (try? SocketAddress(ipAddress: address, port: 0)) == nil ? host : nil
+        }
+    }
+
+    private let channel: any Channel
+    private let usable: NIOLockedValueBox<Bool>
+
+    private init(channel: any Channel, usable: NIOLockedValueBox<Bool>) {
+        self.channel = channel
+        self.usable = usable
+    }
+
+    /// Opens a connection to `endpoint`: TCP, TLS (ALPN `h2`), then HTTP/2.
+    static func connect(
+        to endpoint: Endpoint,
+        tls: NIOSSLContext,
+        group: any EventLoopGroup,
+        timeout: Duration
+    ) async throws -> APNsConnection {
+        let usable = NIOLockedValueBox(true)
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(.microseconds(timeout.microseconds))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let handlers = channel.pipeline.syncOperations
+                    try handlers.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverHostname))
+                    try handlers.addHandler(NIOHTTP2Handler(mode: .client))
+                    try handlers.addHandler(APNsStreams(usable: usable))
+                }
+            }
+            .connect(host: endpoint.address, port: endpoint.port)
+            .get()
+        return APNsConnection(channel: channel, usable: usable)
+    }
+
+    /// Whether new pushes may go on it: not closed, and no GOAWAY received.
+    var isUsable: Bool { usable.withLockedValue { $0 } }
+
+    /// Sends one request (its headers with the pseudo-headers first, and its body) and waits
+    /// for the answer, at most `timeout`.
+    func send(headers: HPACKHeaders, body: ByteBuffer, timeout: Duration) async -> APNsResponse {
+        let answer = channel.eventLoop.makePromise(of: APNsResponse.self)
+        let push = APNsStreams.Push(
+            headers: headers,
+            body: body,
+            deadline: .now() + .microseconds(timeout.microseconds),
+            timeout: timeout,
+            answer: answer
+        )
+        // A write that fails never reached the handler: the connection had closed.
+        channel.write(push).whenFailure { error in
+            answer.succeed(.unanswered("the connection to APNs closed: \(error)"))
+        }
+        return await answer.futureResult.answer()
+    }
+
+    /// Closes the connection; pushes still waiting are answered `unanswered`.
+    func close() async {
+        usable.withLockedValue { $0 = false }
+        try? await channel.close()
+    }
+}
+
+extension EventLoopFuture where Value == APNsResponse {
+    /// The answer: such a future is always succeeded.
+    fileprivate func answer() async -> APNsResponse {
+        (try? await get()) ?? .unanswered("no answer")
+    }
+}
+
+/// The client's end of the streams of one connection, above `NIOHTTP2Handler`: opens a stream
+/// per push, gathers each answer, and answers every push exactly once.
+private final class APNsStreams: ChannelDuplexHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundIn = Push
+    typealias OutboundOut = HTTP2Frame
+
+    struct Push: Sendable {
+        let headers: HPACKHeaders
+        let body: ByteBuffer
+        let deadline: NIODeadline
+        let timeout: Duration
+        let answer: EventLoopPromise<APNsResponse>
+    }
+
+    /// A push on the wire, and what has come back of its answer.
+    private struct Exchange {
+        let answer: EventLoopPromise<APNsResponse>
+        let deadline: Scheduled<Void>
+        var status: Int? = nil
+        var apnsID: String? = nil
+        var body: [UInt8] = []
+    }
+
+    private let usable: NIOLockedValueBox<Bool>
+    private var context: ChannelHandlerContext?
+    private var exchanges: [HTTP2StreamID: Exchange] = [:]
+    private var nextStreamID = HTTP2StreamID(1)
+    private var flushScheduled = false
+    /// Why no new stream may open (a GOAWAY, the connection's end); `nil` while they may.
+    private var refusal: String? = nil
+
+    init(usable: NIOLockedValueBox<Bool>) {
+        self.usable = usable
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    // MARK: Outbound
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let push = unwrapOutboundIn(data)
+        promise?.succeed(())
+        if let refusal { return push.answer.succeed(.unanswered(refusal)) }
+        let streamID = nextStreamID
+        nextStreamID = HTTP2StreamID(Int(streamID) + 2)
+        let loop = context.eventLoop.assumeIsolated()
+        let deadline = loop.scheduleTask(deadline: push.deadline) { [self] in
+            guard finish(streamID, .unanswered("APNs did not answer within \(push.timeout)")) else { return }
+            context.writeAndFlush(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))),
+                promise: nil
+            )
+        }
+        exchanges[streamID] = Exchange(answer: push.answer, deadline: deadline)
+        context.write(
+            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: push.headers)))),
+            promise: nil
+        )
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.write(
+            wrapOutboundOut(
+                HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(push.body), endStream: true)))
+            ),
+            promise: written
+        )
+        written.futureResult.assumeIsolated().whenFailure { [self] error in
+            finish(streamID, .unanswered("the push could not be written: \(error)"))
+        }
+        // Flush once for every push written in this turn of the event loop.
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.execute { [self] in
+            flushScheduled = false
+            context.flush()
+        }
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            guard var exchange = exchanges[frame.streamID] else { return }
+            if let status = headers.headers.first(name: ":status").flatMap({ Int($0) }) { exchange.status = status }
+            if let apnsID = headers.headers.first(name: "apns-id") { exchange.apnsID = apnsID }
+            exchanges[frame.streamID] = exchange
+            if headers.endStream { complete(frame.streamID) }
+        case .data(let data):
+            guard var exchange = exchanges[frame.streamID] else { return }
+            if case .byteBuffer(let buffer) = data.data, exchange.body.count < 64 * 1024 {
+                exchange.body += buffer.readableBytesView
+            }
+            exchanges[frame.streamID] = exchange
+            if data.endStream { complete(frame.streamID) }
+        case .goAway(let lastStreamID, let errorCode, let opaqueData):
+            let reason = opaqueData.map { String(buffer: $0) } ?? ""
+            refuse("APNs closed the connection (GOAWAY \(errorCode) \(reason))")
+            for streamID in exchanges.keys where streamID > lastStreamID {
+                finish(streamID, .unanswered("APNs refused the stream (GOAWAY \(errorCode) \(reason))"))
+            }
+        default:
+            break
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let closed = event as? StreamClosedEvent {
+            finish(
+                closed.streamID,
+                .unanswered("APNs closed the stream (\(closed.reason.map { "\($0)" } ?? "no reason"))")
+            )
+        } else if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent, negotiated != "h2" {
+            refuse("the APNs host does not speak HTTP/2")
+            context.close(promise: nil)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            finish(streamError.streamID, .unanswered("the stream failed: \(streamError.baseError)"))
+            return
+        }
+        refuse("the connection to APNs failed: \(error)")
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        refuse("the connection to APNs closed")
+        for streamID in exchanges.keys { finish(streamID, .unanswered("the connection to APNs closed")) }
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        refuse("the connection to APNs closed")
+        for streamID in exchanges.keys { finish(streamID, .unanswered("the connection to APNs closed")) }
+        self.context = nil
+    }
+
+    // MARK: Answers
+
+    /// The answer gathered for a stream that APNs ended.
+    private func complete(_ streamID: HTTP2StreamID) {
+        guard let exchange = exchanges[streamID] else { return }
+        guard let status = exchange.status else {
+            finish(streamID, .unanswered("APNs ended the stream without a status"))
+            return
+        }
+        finish(streamID, .answer(status: status, body: exchange.body, apnsID: exchange.apnsID))
+    }
+
+    /// Answers a push that is still waiting; `false` when it was answered already.
+    @discardableResult
+    private func finish(_ streamID: HTTP2StreamID, _ response: APNsResponse) -> Bool {
+        guard let exchange = exchanges.removeValue(forKey: streamID) else { return false }
+        exchange.deadline.cancel()
+        exchange.answer.succeed(response)
+        // A connection that takes no new streams closes once its last one is answered.
+        if refusal != nil && exchanges.isEmpty { context?.close(promise: nil) }
+        return true
+    }
+
+    /// No new stream opens on this connection: the client opens another one, and this one
+    /// closes once its streams are answered.
+    private func refuse(_ why: String) {
+        guard refusal == nil else { return }
+        refusal = why
+        usable.withLockedValue { $0 = false }
+        if exchanges.isEmpty { context?.close(promise: nil) }
+    }
+}
