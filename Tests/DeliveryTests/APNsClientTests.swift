@@ -40,6 +40,29 @@ import Testing
         }
     }
 
+    @Test func oneConnectionCarriesManyTimesItsFlowControlWindowBothWays() async throws {
+        try await LocalAPNsFixture.run { fixture in
+            // 1,500 pushes (about 130 KB of bodies) accepted, and 1,500 refused with a body
+            // (about 70 KB of answers): more than HTTP/2's first 64 KB window each way.
+            let unregistered = String(repeating: "cd", count: 32)
+            fixture.server.unregister(deviceToken: unregistered, at: 1_700_000_000_000)
+            var statuses: [Int?: Int] = [:]
+            for _ in 0..<30 {
+                await withTaskGroup(of: Int?.self) { group in
+                    for number in 0..<100 {
+                        let push = LocalAPNsFixture.push(
+                            to: number.isMultiple(of: 2) ? LocalAPNsFixture.token : unregistered
+                        )
+                        group.addTask { await fixture.client.send(push, with: fixture.credentials).status }
+                    }
+                    for await status in group { statuses[status, default: 0] += 1 }
+                }
+            }
+            #expect(statuses == [200: 1500, 410: 1500])
+            #expect(Set(fixture.server.received.map(\.connection)).count == 1)
+        }
+    }
+
     @Test func pushesWaitingWhenTheConnectionClosesAreAnsweredAtOnce() async throws {
         try await LocalAPNsFixture.run(requestTimeout: .seconds(60)) { fixture in
             #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)

@@ -142,6 +142,10 @@ private final class APNsStreams: ChannelDuplexHandler {
         var body: [UInt8] = []
     }
 
+    /// The connection's flow-control window for what APNs sends (HTTP/2's initial 65,535 bytes),
+    /// opened again whenever it is half used.
+    private static let connectionWindow = 65_535
+
     private let usable: NIOLockedValueBox<Bool>
     private var context: ChannelHandlerContext?
     private var exchanges: [HTTP2StreamID: Exchange] = [:]
@@ -228,7 +232,16 @@ private final class APNsStreams: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent {
+        if let window = event as? NIOHTTP2WindowUpdatedEvent, window.streamID == .rootStream,
+            let room = window.inboundWindowSize, room < Self.connectionWindow / 2
+        {
+            // What APNs' answers carry counts against the connection's window: open it again.
+            let update = HTTP2Frame(
+                streamID: .rootStream,
+                payload: .windowUpdate(windowSizeIncrement: Self.connectionWindow - room)
+            )
+            context.writeAndFlush(wrapOutboundOut(update), promise: nil)
+        } else if let closed = event as? StreamClosedEvent {
             finish(
                 closed.streamID,
                 .unanswered("APNs closed the stream (\(closed.reason.map { "\($0)" } ?? "no reason"))")
