@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Delivery under load. A release `liveline dev` (its private PostgreSQL, default durability, and
 # its local APNs over HTTP/2 and TLS in the same process) with $ACTIVITIES activities of the demo
-# app, each with a push token; wrk (a second process) sends content updates:
-#   1. delivery off (LIVELINE_DELIVERY=off): updates as fast as they go, for SECONDS;
-#   2. a backlog drained, on a fresh server: BACKLOG more activities, each with a push token and
-#      one update, are accepted with delivery off; the server restarts with delivery on and sends
-#      them all, with nothing else running — deliveries per second, and CPU per delivery;
-#   3. delivery on (the same server): updates as fast as they go — the sustained deliveries per second under HTTP
-#      load, and the HTTP rate beside case 1's;
+# app, each with a push token; wrk (a second process) sends content updates. One server, its
+# delivery switched by restarting it with or without LIVELINE_DELIVERY=off (the data stays):
+#   2. a backlog drained: BACKLOG more activities, each with a push token and one update, are
+#      accepted with delivery off; the server restarts with delivery on and sends them all, with
+#      nothing else running — deliveries per second, and CPU per delivery;
+#   1 and 3, in ROUNDS alternating rounds (this machine's speed drifts between minutes, so one
+#      pair says little): updates as fast as they go with delivery off (1), then on (3), once
+#      delivery has caught up — the HTTP rates, their ratio per round and the median ratio, and
+#      the sustained deliveries per second under HTTP load;
 #   4. delivery on: updates at about RATE a second — commit-to-APNs-answer latency p50/p99
 #      (from `deliveries` joined with `events`: recorded_at to the answer).
 # Deliveries are counted from the `deliveries` table over the run, with how many were superseded
 # by newer content (latest wins). Figures go to BENCHMARKS.md.
 #   scripts/benchmark-delivery.sh [--connections 32] [--seconds 20] [--rate 1000] [--pool 16]
-#                                 [--backlog 10000] [--cases "1 2 3 4"] [--binary PATH]
+#                                 [--backlog 10000] [--rounds 3] [--cases "1 2 3 4"] [--binary PATH]
 # --binary runs another build of liveline (an older commit's, to measure a change in pairs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,7 @@ SECONDS_PER_RUN=20
 RATE=1000
 POOL=16
 BACKLOG=10000
+ROUNDS=3
 CASES="1 2 3 4"
 BINARY=""
 while [[ $# -gt 0 ]]; do
@@ -32,9 +35,10 @@ while [[ $# -gt 0 ]]; do
         --rate) RATE="$2"; shift 2 ;;
         --pool) POOL="$2"; shift 2 ;;
         --backlog) BACKLOG="$2"; shift 2 ;;
+        --rounds) ROUNDS="$2"; shift 2 ;;
         --cases) CASES="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--cases \"1 2 3 4\"] [--binary PATH]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--cases \"1 2 3 4\"] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh
@@ -104,6 +108,26 @@ seed_backlog() {
             -d "{\"contentState\":{\"status\":\"on the way\",\"etaMinutes\":12},\"priority\":5}"' _ {}
 }
 
+# caught_up POSITION: waits until every shard's cursor has passed POSITION (at most 5 minutes).
+caught_up() {
+    for _ in $(seq 1 1500); do
+        [[ "$(sql "SELECT min(position) >= $1 FROM delivery_shards")" == t ]] && return
+        sleep 0.2
+    done
+    echo "delivery did not catch up with position $1 in 5 minutes" >&2
+    exit 1
+}
+
+# delivery_on: restarts the server with delivery on, and waits until it has delivered what was
+# accepted while it was off.
+delivery_on() {
+    local head
+    head="$(sql 'SELECT max(position) FROM events')"
+    SERVER_ENV="" restart_server "$BINARY" "$POOL"
+    caught_up "$head"
+    sleep 2 # the worker settles into its steady state
+}
+
 # drain: restarts the server with delivery on and waits until every shard's cursor has passed the
 # log's last event (at most 5 minutes); prints the deliveries made, their rate from the first
 # attempt to the last, and the CPU per delivery.
@@ -114,10 +138,7 @@ drain() {
     started="$(sql 'SELECT now()')"
     server=$(process_ticks "$SERVER")
     postgres=$(postgres_ticks)
-    for _ in $(seq 1 1500); do
-        [[ "$(sql "SELECT min(position) >= $head FROM delivery_shards")" == t ]] && break
-        sleep 0.2
-    done
+    caught_up "$head"
     server=$(($(process_ticks "$SERVER") - server))
     postgres=$(($(postgres_ticks) - postgres))
     read -r delivered superseded other <<< "$(deliveries_since "$started" infinity)"
@@ -131,28 +152,40 @@ drain() {
 
 wants() { [[ " $CASES " == *" $1 "* ]]; }
 
-echo "activities: $ACTIVITIES, connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL, backlog: $BACKLOG"
-if wants 1; then
-    echo "1. delivery off, updates as fast as they go"
-    SERVER_ENV="LIVELINE_DELIVERY=off" start_server "$BINARY" "$POOL" demo
-    run updates "$CONNECTIONS"
-    OFF="$(cat "$DATA/rate")"
-    stop_server
-fi
-# A fresh server whose log holds nothing undelivered: the backlog (delivery off), then delivery on.
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "activities: $ACTIVITIES, connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL, backlog: $BACKLOG, rounds: $ROUNDS"
 SERVER_ENV="LIVELINE_DELIVERY=off" start_server "$BINARY" "$POOL" demo
 if wants 2; then
     echo "2. a backlog of $BACKLOG updates (each of its own activity) accepted with delivery off, then drained"
     seed_backlog
     drain
-else
-    SERVER_ENV="" restart_server "$BINARY" "$POOL"
 fi
-sleep 3 # the worker takes its shards
-if wants 3; then
-    echo "3. delivery on, updates as fast as they go"
-    run updates "$CONNECTIONS"
-    ON="$(cat "$DATA/rate")"
+if wants 1 || wants 3; then
+    : > "$DATA/ratios"
+    for round in $(seq 1 "$ROUNDS"); do
+        OFF="" ON=""
+        if wants 1; then
+            echo "1. round $round: delivery off, updates as fast as they go"
+            SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$BINARY" "$POOL"
+            run updates "$CONNECTIONS"
+            OFF="$(cat "$DATA/rate")"
+        fi
+        if wants 3; then
+            echo "3. round $round: delivery on, updates as fast as they go"
+            delivery_on
+            run updates "$CONNECTIONS"
+            ON="$(cat "$DATA/rate")"
+        fi
+        if [[ -n "$OFF" && -n "$ON" ]]; then
+            awk -v on="$ON" -v off="$OFF" 'BEGIN {printf "  on / off: %.1f %%\n", 100 * on / off}'
+            awk -v on="$ON" -v off="$OFF" 'BEGIN {print 100 * on / off}' >> "$DATA/ratios"
+        fi
+    done
+    if [[ -s "$DATA/ratios" ]]; then
+        printf '\nHTTP updates with delivery on / off, median of %d rounds: %.1f %%  (target >= 80 %%)\n' \
+            "$ROUNDS" "$(median < "$DATA/ratios")"
+    fi
 fi
 if wants 4; then
     # Each connection waits 20 ms after an answer; with answers in about 5 ms, RATE / 40
@@ -160,9 +193,6 @@ if wants 4; then
     export DELAY_MS=20
     PACED_CONNECTIONS=$(((RATE + 39) / 40))
     echo "4. delivery on, updates at about $RATE/s ($PACED_CONNECTIONS connections, $DELAY_MS ms between an answer and the next)"
+    delivery_on
     run paced "$PACED_CONNECTIONS"
-fi
-if wants 1 && wants 3; then
-    echo
-    awk -v on="$ON" -v off="$OFF" 'BEGIN {printf "HTTP updates with delivery on / off: %.1f %%  (target >= 80 %%)\n", 100 * on / off}'
 fi
