@@ -9,6 +9,7 @@ import LocalAPNs
 import Logging
 import MetricsTestKit
 import NIOConcurrencyHelpers
+import Postgres
 import Testing
 
 /// The delivery worker end to end: a real database, the local APNs over HTTP/2 and TLS.
@@ -275,6 +276,28 @@ import Testing
                 let received = fixture.server.received
                 #expect(received.count == 40)
                 #expect(Set(received.map(\.apnsID)).count == 40)
+            }
+        }
+    }
+
+    @Test func aWorkerThatStopsLeavesItsShardsAndItsPlaceAtOnce() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            let connection = try Connection.connect(fixture.database)
+            func count(_ sql: PostgresQuery) throws -> Int64 {
+                try connection.query(sql).single.map { try $0.decode(0, as: Int64.self) } ?? -1
+            }
+            try await fixture.withWorkers {
+                try await fixture.eventually("the worker holds every shard") {
+                    try count("SELECT count(*) FROM delivery_shards WHERE owner IS NOT NULL") == 16
+                }
+            }
+            // Not at the end of its lease or heartbeat: a restarted process takes every shard at once.
+            #expect(try count("SELECT count(*) FROM delivery_shards WHERE owner IS NOT NULL") == 0)
+            #expect(try count("SELECT count(*) FROM delivery_workers") == 0)
+            try await fixture.withWorkers {
+                try await fixture.eventually("the next worker holds every shard") {
+                    try count("SELECT count(*) FROM delivery_shards WHERE owner IS NOT NULL") == 16
+                }
             }
         }
     }

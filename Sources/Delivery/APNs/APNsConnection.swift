@@ -67,6 +67,11 @@ final class APNsConnection: Sendable {
         timeout: Duration
     ) async throws -> APNsConnection {
         let usable = NIOLockedValueBox(true)
+        var http2 = NIOHTTP2Handler.ConnectionConfiguration()
+        // A push whose deadline passed is reset, and APNs' late answer to it must be ignored
+        // rather than taken for a protocol error that closes the connection: NIO remembers 32
+        // reset streams by default, far fewer than can be in flight.
+        http2.maximumRecentlyResetStreams = 10_000
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.microseconds(timeout.microseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -74,7 +79,9 @@ final class APNsConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let handlers = channel.pipeline.syncOperations
                     try handlers.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverHostname))
-                    try handlers.addHandler(NIOHTTP2Handler(mode: .client))
+                    try handlers.addHandler(
+                        NIOHTTP2Handler(mode: .client, connectionConfiguration: http2, streamConfiguration: .init())
+                    )
                     try handlers.addHandler(APNsStreams(usable: usable))
                 }
             }

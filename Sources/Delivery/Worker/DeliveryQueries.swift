@@ -89,6 +89,11 @@ enum DeliveryQueries {
         ).single.map { Int(try $0.decode(0, as: Int64.self)) } ?? 1
     }
 
+    /// Forgets `worker`'s heartbeat: it stopped, and the fair share counts the others only.
+    static func leave(_ worker: String, _ connection: Connection) throws {
+        try connection.execute("DELETE FROM delivery_workers WHERE worker_id = \(worker)")
+    }
+
     /// Renews `worker`'s leases; returns the shards it still holds.
     static func renew(_ worker: String, lease: Duration, _ connection: Connection) throws -> Set<Int> {
         let seconds = Double(lease.microseconds) / 1e6

@@ -94,6 +94,9 @@ public struct DeliveryWorker: Service {
                 await deliver(book, stopping: stopping, wakeup: wakeup, group: &group)
                 group.cancelAll()
             }
+            // No lease is renewed or claimed any more: leave, even when stopped by cancellation
+            // (a task of its own, which the cancellation does not reach, so the pool lends).
+            await Task { await leave(book) }.value
         } onGracefulShutdown: {
             stopping.withLockedValue { $0 = true }
             wakeup.signal()
@@ -102,8 +105,7 @@ public struct DeliveryWorker: Service {
 
     // MARK: The delivery loop
 
-    /// Reads, sends and records until shutdown; then lets what is on the wire finish, records
-    /// it, and gives its shards up.
+    /// Reads, sends and records until shutdown; then lets what is on the wire finish.
     private func deliver(
         _ book: NIOLockedValueBox<DeliveryBook>,
         stopping: NIOLockedValueBox<Bool>,
@@ -152,9 +154,15 @@ public struct DeliveryWorker: Service {
             guard caughtUp else { continue }
             await pause(book, wakeup: wakeup, lastRecord: lastRecord)
         }
-        // Record what was settled, and give every shard up so that another worker takes over at once.
+    }
+
+    /// Records what was settled, gives every shard up and says this worker is gone, so that
+    /// the others take its shards over at once (not when its heartbeat runs out).
+    private func leave(_ book: NIOLockedValueBox<DeliveryBook>) async {
         book.withLockedValue { $0.drain($0.heldShards) }
         try? await record(book)
+        let worker = workerID
+        try? await store.withConnection { try DeliveryQueries.leave(worker, $0) }
     }
 
     /// Reads the next events of the held shards and absorbs them; `true` when the log was read
