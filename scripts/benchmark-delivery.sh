@@ -118,14 +118,23 @@ caught_up() {
     exit 1
 }
 
-# delivery_on: restarts the server with delivery on, and waits until it has delivered what was
-# accepted while it was off.
+# delivery_on: unless delivery is on already, restarts the server with delivery on, and waits
+# until it has delivered what was accepted while it was off.
+DELIVERING=false
 delivery_on() {
     local head
+    [[ $DELIVERING == false ]] || return 0
     head="$(sql 'SELECT max(position) FROM events')"
     SERVER_ENV="" restart_server "$BINARY" "$POOL"
+    DELIVERING=true
     caught_up "$head"
     sleep 2 # the worker settles into its steady state
+}
+
+# delivery_off: restarts the server with LIVELINE_DELIVERY=off.
+delivery_off() {
+    SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$BINARY" "$POOL"
+    DELIVERING=false
 }
 
 # drain: restarts the server with delivery on and waits until every shard's cursor has passed the
@@ -135,6 +144,7 @@ drain() {
     local head started server postgres delivered superseded other span
     head="$(sql 'SELECT max(position) FROM events')"
     SERVER_ENV="" restart_server "$BINARY" "$POOL"
+    DELIVERING=true
     started="$(sql 'SELECT now()')"
     server=$(process_ticks "$SERVER")
     postgres=$(postgres_ticks)
@@ -167,7 +177,7 @@ if wants 1 || wants 3; then
         OFF="" ON=""
         if wants 1; then
             echo "1. round $round: delivery off, updates as fast as they go"
-            SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$BINARY" "$POOL"
+            delivery_off
             run updates "$CONNECTIONS"
             OFF="$(cat "$DATA/rate")"
         fi
