@@ -59,6 +59,15 @@ final class APNsConnection: Sendable {
         self.usable = usable
     }
 
+    /// The HTTP/2 settings of every connection. A push whose deadline passed is reset, and
+    /// APNs' late answer to it must be ignored rather than taken for a protocol error that closes
+    /// the connection: NIO remembers 32 reset streams by default, far fewer than can be in flight.
+    private static let http2: NIOHTTP2Handler.ConnectionConfiguration = {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.maximumRecentlyResetStreams = 10_000
+        return configuration
+    }()
+
     /// Opens a connection to `endpoint`: TCP, TLS (ALPN `h2`), then HTTP/2.
     static func connect(
         to endpoint: Endpoint,
@@ -67,11 +76,6 @@ final class APNsConnection: Sendable {
         timeout: Duration
     ) async throws -> APNsConnection {
         let usable = NIOLockedValueBox(true)
-        var http2 = NIOHTTP2Handler.ConnectionConfiguration()
-        // A push whose deadline passed is reset, and APNs' late answer to it must be ignored
-        // rather than taken for a protocol error that closes the connection: NIO remembers 32
-        // reset streams by default, far fewer than can be in flight.
-        http2.maximumRecentlyResetStreams = 10_000
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.microseconds(timeout.microseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -80,7 +84,11 @@ final class APNsConnection: Sendable {
                     let handlers = channel.pipeline.syncOperations
                     try handlers.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverHostname))
                     try handlers.addHandler(
-                        NIOHTTP2Handler(mode: .client, connectionConfiguration: http2, streamConfiguration: .init())
+                        NIOHTTP2Handler(
+                            mode: .client,
+                            connectionConfiguration: Self.http2,
+                            streamConfiguration: .init()
+                        )
                     )
                     try handlers.addHandler(APNsStreams(usable: usable))
                 }
