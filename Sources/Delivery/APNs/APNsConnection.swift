@@ -184,7 +184,7 @@ private final class APNsStreams: ChannelDuplexHandler {
         promise?.succeed(())
         if let refusal { return push.answer.succeed(.unanswered(refusal)) }
         let streamID = nextStreamID
-        nextStreamID = HTTP2StreamID(Int(streamID) + 2)
+        if streamID != .maxID { nextStreamID = HTTP2StreamID(Int(streamID) + 2) }
         let loop = context.eventLoop.assumeIsolated()
         let deadline = loop.scheduleTask(deadline: push.deadline) { [self] in
             guard finish(streamID, .unanswered("APNs did not answer within \(push.timeout)")) else { return }
@@ -208,6 +208,9 @@ private final class APNsStreams: ChannelDuplexHandler {
         written.futureResult.assumeIsolated().whenFailure { [self] error in
             finish(streamID, .unanswered("the push could not be written: \(error)"))
         }
+        // A client's last stream id (2^31 − 1, a billion pushes): the next push goes on a new
+        // connection, and this one closes once its streams are answered.
+        if streamID == .maxID { refuse("the connection used up its stream ids") }
         // Flush once for every push written in this turn of the event loop.
         guard !flushScheduled else { return }
         flushScheduled = true
