@@ -115,6 +115,7 @@ let package = Package(
             dependencies: [
                 "ActivityLifecycle",
                 "CanonicalJSON",
+                "HTTP2Window",
                 "EventStore",
                 "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -131,12 +132,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Keeps an HTTP/2 connection's flow-control window open, for the APNs client and the
+        // local APNs, which both work on frames.
+        .target(
+            name: "HTTP2Window",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // A conformant local APNs (HTTP/2 over TLS, a self-signed certificate made at start-up)
         // for tests, benchmarks and `liveline dev`: checks what Apple checks, keeps what it got.
         .target(
             name: "LocalAPNs",
             dependencies: [
                 "CanonicalJSON",
+                "HTTP2Window",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

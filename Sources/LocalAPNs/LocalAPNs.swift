@@ -1,5 +1,6 @@
 public import Crypto
 public import Foundation
+import HTTP2Window
 public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -91,6 +92,7 @@ public final class LocalAPNs: Sendable {
                     let handlers = channel.pipeline.syncOperations
                     try handlers.addHandler(NIOSSLServerHandler(context: context))
                     try handlers.addHandler(NIOHTTP2Handler(mode: .server))
+                    try handlers.addHandler(ConnectionWindowKeeper())
                     try handlers.addHandler(
                         PushStreams(connection: connection, state: state, clock: clock, logger: logger, onPush: onPush)
                     )

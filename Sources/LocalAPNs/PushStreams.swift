@@ -14,9 +14,6 @@ final class PushStreams: ChannelInboundHandler {
 
     /// APNs takes 4096 bytes; a larger body is read only far enough to refuse it.
     private static let bodyLimit = 8192
-    /// The connection's flow-control window for what clients send (HTTP/2's initial 65,535
-    /// bytes), opened again whenever it is half used.
-    private static let connectionWindow = 65_535
 
     private struct Incoming {
         let headers: HPACKHeaders
@@ -72,16 +69,7 @@ final class PushStreams: ChannelInboundHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let window = event as? NIOHTTP2WindowUpdatedEvent, window.streamID == .rootStream,
-            let room = window.inboundWindowSize, room < Self.connectionWindow / 2
-        {
-            // The pushes' bodies count against the connection's window: open it again.
-            let update = HTTP2Frame(
-                streamID: .rootStream,
-                payload: .windowUpdate(windowSizeIncrement: Self.connectionWindow - room)
-            )
-            context.writeAndFlush(wrapOutboundOut(update), promise: nil)
-        } else if let closed = event as? StreamClosedEvent {
+        if let closed = event as? StreamClosedEvent {
             incoming[closed.streamID] = nil
         }
         context.fireUserInboundEventTriggered(event)

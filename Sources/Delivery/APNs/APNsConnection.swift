@@ -1,4 +1,5 @@
 import CanonicalJSON
+import HTTP2Window
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHPACK
@@ -90,6 +91,7 @@ final class APNsConnection: Sendable {
                             streamConfiguration: .init()
                         )
                     )
+                    try handlers.addHandler(ConnectionWindowKeeper())
                     try handlers.addHandler(APNsStreams(usable: usable))
                 }
             }
@@ -156,10 +158,6 @@ private final class APNsStreams: ChannelDuplexHandler {
         var apnsID: String? = nil
         var body: [UInt8] = []
     }
-
-    /// The connection's flow-control window for what APNs sends (HTTP/2's initial 65,535 bytes),
-    /// opened again whenever it is half used.
-    private static let connectionWindow = 65_535
 
     private let usable: NIOLockedValueBox<Bool>
     private var context: ChannelHandlerContext?
@@ -250,16 +248,7 @@ private final class APNsStreams: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let window = event as? NIOHTTP2WindowUpdatedEvent, window.streamID == .rootStream,
-            let room = window.inboundWindowSize, room < Self.connectionWindow / 2
-        {
-            // What APNs' answers carry counts against the connection's window: open it again.
-            let update = HTTP2Frame(
-                streamID: .rootStream,
-                payload: .windowUpdate(windowSizeIncrement: Self.connectionWindow - room)
-            )
-            context.writeAndFlush(wrapOutboundOut(update), promise: nil)
-        } else if let closed = event as? StreamClosedEvent {
+        if let closed = event as? StreamClosedEvent {
             finish(
                 closed.streamID,
                 .unanswered("APNs closed the stream (\(closed.reason.map { "\($0)" } ?? "no reason"))")
