@@ -284,6 +284,7 @@ let package = Package(
                 "Postgres",
                 "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -43,10 +43,7 @@ while [[ $# -gt 0 ]]; do
 done
 source scripts/lib/http-server.sh
 require_load_tools
-if [[ -z "$BINARY" ]]; then
-    swift build -c release --product liveline
-    BINARY="$(swift build -c release --show-bin-path)/liveline"
-fi
+use_release_build
 trap stop_server EXIT
 
 sql() { psql "$DATABASE_URL" -Atc "$1"; }

@@ -2,7 +2,8 @@ public import ActivityLifecycle
 public import Postgres
 
 /// Liveline's storage: every command goes through one path — load the activity, `decide`,
-/// append the events with the projection and the cap counts in one statement.
+/// append the events with the projection and the cap counts in one step — and commands that
+/// arrive together take it together, in one transaction (`CommandQueue`).
 ///
 /// The store is sorted by feature: `Commands/` (the command path and the one append step),
 /// `Reading/` (readers and the live feed), `Apps/` (apps, keys, the admin audit trail),
@@ -18,12 +19,23 @@ public struct EventStore: Sendable {
     public let lifecycle: Lifecycle
     /// Told after every append, so that readers waiting for events wake up.
     public let notifier: AppendNotifier?
+    /// Where commands wait for a writer.
+    let commands: CommandQueue
 
-    /// - Parameter pool: the database's connections, set up by the process that owns them.
-    public init(pool: ConnectionPool, lifecycle: Lifecycle, notifier: AppendNotifier? = nil) {
+    /// - Parameters:
+    ///   - pool: the database's connections, set up by the process that owns them.
+    ///   - writers: how many of the pool's connections may run batches of commands at once;
+    ///     by default a quarter of them (at least one). Fewer writers make larger batches.
+    public init(pool: ConnectionPool, lifecycle: Lifecycle, notifier: AppendNotifier? = nil, writers: Int? = nil) {
         self.pool = pool
         self.lifecycle = lifecycle
         self.notifier = notifier
+        self.commands = CommandQueue(
+            pool: pool,
+            lifecycle: lifecycle,
+            notifier: notifier,
+            writers: writers ?? max(1, pool.configuration.maximumConnections / 4)
+        )
     }
 
     /// Runs `body` on a pooled connection, on the pool's own thread; a database failure
@@ -38,13 +50,17 @@ public struct EventStore: Sendable {
     }
 
     /// Runs `attempt` again (up to three times in all) when the database broke a deadlock or a
-    /// serialization conflict by rolling it back: nothing of it was written or acknowledged, so
-    /// deciding it again on the current state is safe. `attempt` is a whole transaction.
-    static func retryingDeadlocks<T>(_ attempt: () throws -> T) throws -> T {
+    /// serialization conflict by rolling it back, or when `alsoRetrying` says so of the error:
+    /// nothing of it was written or acknowledged, so deciding it again on the current state is
+    /// safe. `attempt` is a whole transaction.
+    static func retryingDeadlocks<T>(
+        alsoRetrying: (PostgresError) -> Bool = { _ in false },
+        _ attempt: () throws -> T
+    ) throws -> T {
         for _ in 1..<3 {
             do {
                 return try attempt()
-            } catch let error as PostgresError where error.isSerializationFailure {
+            } catch let error as PostgresError where error.isSerializationFailure || alsoRetrying(error) {
                 continue
             }
         }

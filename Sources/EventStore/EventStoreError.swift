@@ -37,6 +37,11 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible,
         self = error.isConnectionFailure ? .databaseUnavailable(failure) : .databaseFailure(failure)
     }
 
+    /// `error` as the store's public API throws it: a database error becomes the store's.
+    static func sealed(_ error: any Error) -> any Error {
+        (error as? PostgresError).map(EventStoreError.init) ?? error
+    }
+
     /// Runs `body`, turning a database error into the store's: for the store's public API.
     static func sealing<T>(
         isolation: isolated (any Actor)? = #isolation,

@@ -121,9 +121,6 @@ struct LivelineAPI: APIProtocol {
 
     // MARK: Shared steps
 
-    /// How many times a command without `If-Match` is decided when others keep committing first.
-    static let attempts = 10
-
     /// Runs a command of the calling app and answers with the activity it left, or throws the
     /// refusal. `request` is what an idempotency key is bound to.
     private func run(
@@ -139,25 +136,15 @@ struct LivelineAPI: APIProtocol {
                 requestDigest: try IdempotencyKeys.digest(request.operation, stream.activity, ifMatch, request.body)
             )
         }
-        let expectedVersion = try EntityTag.version(in: ifMatch)
-        var attempt = 1
-        let result: CommandResult
-        while true {
-            do {
-                result = try await store.execute(
-                    command,
-                    on: stream,
-                    at: dependencies.clock(),
-                    expectedVersion: expectedVersion,
-                    idempotency: idempotency
-                )
-                break
-            } catch EventStoreError.versionConflict where expectedVersion == nil && attempt < Self.attempts {
-                // Another command on the activity committed first, and the caller set no
-                // precondition: decide again on the activity as it is now.
-                attempt += 1
-            }
-        }
+        // Without If-Match, the store decides again on the activity as it is when another
+        // command committed first.
+        let result = try await store.execute(
+            command,
+            on: stream,
+            at: dependencies.clock(),
+            expectedVersion: try EntityTag.version(in: ifMatch),
+            idempotency: idempotency
+        )
         switch result.outcome {
         case .accepted(let stored, _): return stored
         case .rejected(let rejection): throw Problem(rejection)

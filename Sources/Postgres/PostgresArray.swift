@@ -138,3 +138,7 @@ extension PostgresTimestamp: PostgresArrayElement {
 extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
     public static var postgresArrayType: PostgresType { Wrapped.postgresArrayType }
 }
+
+extension [UInt8]: PostgresArrayElement {
+    public static var postgresArrayType: PostgresType { .byteaArray }
+}

@@ -25,6 +25,7 @@ public struct PostgresType: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let jsonb = PostgresType(rawValue: 3802)
     public static let xid8 = PostgresType(rawValue: 5069)
     public static let boolArray = PostgresType(rawValue: 1000)
+    public static let byteaArray = PostgresType(rawValue: 1001)
     public static let int4Array = PostgresType(rawValue: 1007)
     public static let textArray = PostgresType(rawValue: 1009)
     public static let int8Array = PostgresType(rawValue: 1016)

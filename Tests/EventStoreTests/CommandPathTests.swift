@@ -20,7 +20,7 @@ struct CommandPathTests {
                 try connection.query(
                     """
                     SELECT generic_plans, custom_plans FROM pg_prepared_statements
-                    WHERE statement LIKE '%FROM apps a LEFT JOIN liveline_activity_rows%'
+                    WHERE statement LIKE '%FROM liveline_batch_commands(%'
                     ORDER BY generic_plans + custom_plans DESC LIMIT 1
                     """
                 ).single.map { (generic: try $0.decode(0, as: Int.self), custom: try $0.decode(1, as: Int.self)) }

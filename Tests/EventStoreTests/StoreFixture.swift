@@ -22,10 +22,11 @@ struct StoreFixture {
     func withStore<T>(
         policy: LifecyclePolicy = .standard,
         connections: Int = 4,
+        writers: Int? = nil,
         _ body: (EventStore) async throws -> T
     ) async throws -> T {
         try await TestDatabase.withPool(database, maximumConnections: connections) { pool in
-            try await body(EventStore(pool: pool, lifecycle: Lifecycle(policy: policy)))
+            try await body(EventStore(pool: pool, lifecycle: Lifecycle(policy: policy), writers: writers))
         }
     }
 

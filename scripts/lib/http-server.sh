@@ -45,6 +45,14 @@ start_server() {
     fi
 }
 
+# Builds liveline for release and sets BINARY to it, unless BINARY names another build already.
+use_release_build() {
+    if [[ -z "${BINARY:-}" ]]; then
+        swift build -c release --product liveline
+        BINARY="$(swift build -c release --show-bin-path)/liveline"
+    fi
+}
+
 # launch_server BINARY POOL: runs `liveline dev` on the cluster under $DATA (made by the first
 # launch, found again by the next) and waits until it is ready; sets SERVER and DATABASE_URL.
 launch_server() {

@@ -5,134 +5,169 @@ import Postgres
 /// The SQL of the command path: what a command loads, the one append statement, rejections and
 /// idempotency records. Every statement is a literal here; values are parameters.
 enum CommandQueries {
-    /// What a command needs: the app's rules, the open counts (for requests), the activity.
+    /// What a command of a batch finds: the app's rules and the open counts (`nil` when the app
+    /// does not exist), the activity, and the outcome already recorded under its idempotency key.
     struct Loaded {
-        let context: DecisionContext
+        let context: DecisionContext?
         let activity: StoredActivity?
+        let idempotencyRecord: IdempotencyRecord?
     }
 
-    static func load(
-        _ stream: StreamID,
-        deviceID: DeviceID?,
-        isRequest: Bool,
-        _ connection: Connection
-    ) throws -> Loaded {
-        // Two statements rather than one with a flag: with a flag, a plan for one value is
-        // cheaper than the generic plan, so PostgreSQL would plan the statement again on every
-        // execution instead of once per session.
-        let query: PostgresQuery =
-            isRequest
-            ? """
-            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates,
-                   (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id)::bigint,
-                   (SELECT sum(open) FROM global_open_stripes)::bigint,
+    /// What a command is loaded by.
+    struct LoadKey {
+        let stream: StreamID
+        let isRequest: Bool
+        let deviceID: DeviceID?
+        let idempotencyKey: String?
+    }
+
+    /// Loads what every command of a batch needs, in one statement; one `Loaded` per key, in order.
+    /// The open counts are read for requests only: nothing else opens an activity.
+    static func load(_ keys: [LoadKey], _ connection: Connection) throws -> [Loaded] {
+        let rows = try connection.query(
+            """
+            SELECT a.app_id IS NOT NULL, a.max_open, a.max_open_per_device, a.priority_budget_per_hour,
+                   a.frequent_updates,
+                   CASE WHEN c.is_request THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = c.app_id)::bigint END,
+                   CASE WHEN c.is_request THEN (SELECT sum(open) FROM global_open_stripes)::bigint END,
                    (SELECT global_max_open FROM service_limits),
-                   (SELECT open FROM device_open_counts d WHERE d.app_id = a.app_id AND d.device_id = \(deviceID?.rawValue)),
+                   CASE WHEN c.is_request THEN
+                       (SELECT open FROM device_open_counts d WHERE d.app_id = c.app_id AND d.device_id = c.device_id) END,
+                   k.request_sha256, k.activity_id::text, k.outcome,
                    r.*
-            FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = \(stream.activity.rawValue)
-            WHERE a.app_id = \(stream.app.rawValue)
+            FROM liveline_batch_commands(
+                \(PostgresArray(keys.map(\.stream.app.rawValue))), \(PostgresArray(keys.map(\.stream.activity.rawValue))),
+                \(PostgresArray(keys.map(\.isRequest))), \(PostgresArray(keys.map(\.deviceID?.rawValue))),
+                \(PostgresArray(keys.map(\.idempotencyKey)))) AS c
+            LEFT JOIN apps a ON a.app_id = c.app_id
+            LEFT JOIN idempotency_keys k ON k.app_id = c.app_id AND k.idempotency_key = c.idempotency_key
+            LEFT JOIN liveline_activity_rows r ON r.app_id = c.app_id AND r.activity_id = c.activity_id
+            ORDER BY c.n
             """
-            : """
-            SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates,
-                   NULL::bigint, NULL::bigint, (SELECT global_max_open FROM service_limits), NULL::integer,
-                   r.*
-            FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = \(stream.activity.rawValue)
-            WHERE a.app_id = \(stream.app.rawValue)
-            """
-        let rows = try connection.query(query)
-        guard let row = rows.single else { throw EventStoreError.unknownApp(stream.app) }
-        let rules = AppRules(
-            maxOpen: try row.decode(0),
-            maxOpenPerDevice: try row.decode(1),
-            priorityBudgetPerHour: try row.decode(2),
-            frequentUpdates: try row.decode(3)
         )
-        let open = OpenCounts(
-            app: try row.decode(4, as: Int?.self) ?? 0,
-            global: try row.decode(5, as: Int?.self) ?? 0,
-            device: try row.decode(7, as: Int?.self) ?? 0
-        )
-        return Loaded(
-            context: DecisionContext(app: rules, globalMaxOpen: try row.decode(6), open: open),
-            activity: try ProjectionRow.stored(from: row, at: 8)
-        )
+        guard rows.count == keys.count else {
+            throw EventStoreError.unreadableRow("a batch of \(keys.count) commands loaded \(rows.count) rows")
+        }
+        return try rows.map { row in
+            let context: DecisionContext? =
+                try row.decode(0, as: Bool.self)
+                ? DecisionContext(
+                    app: AppRules(
+                        maxOpen: try row.decode(1),
+                        maxOpenPerDevice: try row.decode(2),
+                        priorityBudgetPerHour: try row.decode(3),
+                        frequentUpdates: try row.decode(4)
+                    ),
+                    globalMaxOpen: try row.decode(7),
+                    open: OpenCounts(
+                        app: try row.decode(5, as: Int?.self) ?? 0,
+                        global: try row.decode(6, as: Int?.self) ?? 0,
+                        device: try row.decode(8, as: Int?.self) ?? 0
+                    )
+                ) : nil
+            let record = try row.decode(9, as: [UInt8]?.self).map { digest in
+                try IdempotencyRecord(digest: digest, activity: try row.decode(10), outcome: try row.decode(11))
+            }
+            return Loaded(
+                context: context,
+                activity: try ProjectionRow.stored(from: row, at: 12),
+                idempotencyRecord: record
+            )
+        }
     }
 
     /// Appends through `liveline_append`; returns the first position and the recorded time.
-    static func append(
-        _ stored: StoredActivity,
-        events: [ActivityEvent],
-        expectedVersion: Int,
-        openChange: Int,
-        idempotency: IdempotencyKey?,
-        outcome: JSONB?,
-        _ connection: Connection
-    ) throws -> (Int64, Timestamp) {
-        let row = ProjectionRow.json(stored)
+    static func append(_ append: ActivityAppend, _ connection: Connection) throws -> (Int64, Timestamp) {
+        let stream = append.stored.stream
+        let events = append.events
         let rows = try connection.query(
             """
             SELECT first_position, recorded_at FROM liveline_append(
-                \(stored.stream.app.rawValue), \(stored.stream.activity.rawValue), \(Int32(expectedVersion)), \(row),
+                \(stream.app.rawValue), \(stream.activity.rawValue), \(Int32(append.expectedVersion)),
+                \(ProjectionRow.json(append.stored)),
                 \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
                 \(PostgresArray(events.map(\.cause.rawValue))),
                 \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
-                \(Int32(openChange)),
-                \(idempotency?.key), \(idempotency?.requestDigest), \(outcome))
+                \(Int32(append.openChange)),
+                \(append.idempotency?.key), \(append.idempotency?.requestDigest), \(append.outcome))
             """
         )
         guard let result = rows.single else { throw EventStoreError.unreadableRow("liveline_append returned nothing") }
         return (try result.decode(0), Timestamp(try result.decode(1, as: PostgresTimestamp.self)))
     }
 
-    static func recordRejection(
-        _ rejection: Rejection,
-        of command: Command,
-        on stream: StreamID,
-        at now: Timestamp,
-        idempotency: IdempotencyKey?,
-        _ connection: Connection
-    ) throws {
-        let details = JSONB(utf8: JSONValue.object(rejection.details).canonicalJSON)
-        guard let idempotency else {
-            try connection.execute(
-                """
-                INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
-                VALUES (\(stream.app.rawValue), \(stream.activity.rawValue), \(command.name), \(rejection.code),
-                        \(details), \(PostgresTimestamp(now)))
-                """
-            )
-            return
-        }
-        try connection.execute(
-            """
-            WITH rejection AS (
-                INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
-                VALUES (\(stream.app.rawValue), \(stream.activity.rawValue), \(command.name), \(rejection.code),
-                        \(details), \(PostgresTimestamp(now)))
-            )
-            INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
-            VALUES (\(stream.app.rawValue), \(idempotency.key), \(idempotency.requestDigest),
-                    \(stream.activity.rawValue), \(RecordedOutcome.rejected(rejection).json))
-            """
-        )
+    /// One rejection to record, with the idempotency record of the command it refused.
+    struct BatchRejection {
+        let stream: StreamID
+        let command: String
+        let rejection: Rejection
+        let at: Timestamp
+        let idempotency: IdempotencyKey?
     }
 
-    static func idempotencyRecord(
-        app: AppID,
-        key: String,
+    /// Records `rejections` and runs `appends` through `liveline_append_batch`, in one
+    /// statement and so one transaction. Returns, for each append in order, where its events
+    /// begin and when they were recorded, or what refused it; a refusal undid that append only.
+    ///
+    /// - Throws: when anything else failed (a deadlock, an idempotency key of a rejection taken
+    ///   meanwhile, the connection): then nothing was written.
+    static func append(
+        _ appends: [ActivityAppend],
+        recording rejections: [BatchRejection],
         _ connection: Connection
-    ) throws -> (digest: [UInt8], activity: ActivityID, outcome: RecordedOutcome)? {
-        guard
-            let row = try connection.query(
-                """
-                SELECT request_sha256, activity_id, outcome FROM idempotency_keys
-                WHERE app_id = \(app.rawValue) AND idempotency_key = \(key)
-                """
-            ).single
-        else { return nil }
-        guard let activity = ActivityID(rawValue: try row.decode(1)),
-            let outcome = RecordedOutcome(json: try row.decode(2))
-        else { throw EventStoreError.unreadableRow("idempotency_keys \(key)") }
-        return (try row.decode(0), activity, outcome)
+    ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
+        let events = appends.flatMap(\.events)
+        let rows = try connection.query(
+            """
+            WITH rejected AS (
+                SELECT * FROM unnest(\(PostgresArray(rejections.map(\.stream.app.rawValue))),
+                    \(PostgresArray(rejections.map(\.stream.activity.rawValue))), \(PostgresArray(rejections.map(\.command))),
+                    \(PostgresArray(rejections.map(\.rejection.code))),
+                    \(PostgresArray(rejections.map { JSONB(utf8: JSONValue.object($0.rejection.details).canonicalJSON) })),
+                    \(PostgresArray(rejections.map { PostgresTimestamp($0.at) })),
+                    \(PostgresArray(rejections.map(\.idempotency?.key))), \(PostgresArray(rejections.map(\.idempotency?.requestDigest))),
+                    \(PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })))
+                    AS r(app_id, activity_id, command, code, details, occurred_at, idempotency_key, request_sha256, outcome)
+            ), recorded AS (
+                INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
+                SELECT app_id, activity_id, command, code, details, occurred_at FROM rejected
+            ), keyed AS (
+                INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+                SELECT app_id, idempotency_key, request_sha256, activity_id, outcome FROM rejected
+                WHERE idempotency_key IS NOT NULL
+            )
+            SELECT first_position, recorded_at, refusal, refusal_detail FROM liveline_append_batch(
+                \(PostgresArray(appends.map(\.stored.stream.app.rawValue))),
+                \(PostgresArray(appends.map(\.stored.stream.activity.rawValue))),
+                \(PostgresArray(appends.map { Int32($0.expectedVersion) })),
+                \(PostgresArray(appends.map { ProjectionRow.json($0.stored) })),
+                \(PostgresArray(appends.map { Int32($0.events.count) })),
+                \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
+                \(PostgresArray(events.map(\.cause.rawValue))), \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
+                \(PostgresArray(appends.map { Int32($0.openChange) })),
+                \(PostgresArray(appends.map(\.idempotency?.key))), \(PostgresArray(appends.map(\.idempotency?.requestDigest))),
+                \(PostgresArray(appends.map(\.outcome))))
+            """
+        )
+        guard rows.count == appends.count else {
+            throw EventStoreError.unreadableRow("a batch of \(appends.count) appends returned \(rows.count) rows")
+        }
+        return try rows.map { row in
+            if let refusal = try row.decode(2, as: String?.self) {
+                return .failure(AppendRefusal(sqlState: refusal, detail: try row.decode(3)))
+            }
+            return .success((try row.decode(0), Timestamp(try row.decode(1, as: PostgresTimestamp.self))))
+        }
+    }
+
+    static func idempotencyRecord(app: AppID, key: String, _ connection: Connection) throws -> IdempotencyRecord? {
+        try connection.query(
+            """
+            SELECT request_sha256, activity_id::text, outcome FROM idempotency_keys
+            WHERE app_id = \(app.rawValue) AND idempotency_key = \(key)
+            """
+        ).single.map { row in
+            try IdempotencyRecord(digest: try row.decode(0), activity: try row.decode(1), outcome: try row.decode(2))
+        }
     }
 }

@@ -2,11 +2,46 @@ import ActivityLifecycle
 import CanonicalJSON
 import Postgres
 
+/// One activity's append, for commands and deadlines alike: `events`, which take the activity
+/// from `before` (`nil` for a request) to `after`, with its projection and the change to the
+/// open counts, written by `liveline_append` in one step. With `idempotency`, the outcome is
+/// recorded under that key in the same step.
+struct ActivityAppend {
+    let stored: StoredActivity
+    let events: [ActivityEvent]
+    let expectedVersion: Int
+    let openChange: Int
+    let idempotency: IdempotencyKey?
+    /// What the idempotency record says of the command.
+    let outcome: JSONB?
+
+    init(
+        _ events: [ActivityEvent],
+        on stream: StreamID,
+        from before: Activity?,
+        to after: Activity,
+        _ lifecycle: Lifecycle,
+        idempotency: IdempotencyKey?
+    ) {
+        let version = before?.version ?? 0
+        self.stored = StoredActivity(stream: stream, activity: after, nextDeadline: lifecycle.nextDeadline(of: after))
+        self.events = events
+        self.expectedVersion = version
+        self.openChange = before?.state.isOpen == true && !after.state.isOpen ? -1 : 0
+        self.idempotency = idempotency
+        self.outcome = idempotency.map { _ in RecordedOutcome.accepted(from: version, to: after.version).json }
+    }
+
+    /// The events as stored, from where the log put the first and when it recorded them.
+    func stored(from first: Int64, recordedAt: Timestamp) -> [StoredEvent] {
+        events.enumerated().map { index, event in
+            StoredEvent(position: first + Int64(index), stream: stored.stream, event: event, recordedAt: recordedAt)
+        }
+    }
+}
+
 extension EventStore {
-    /// The one append step, for commands and deadlines alike: appends `events`, which take the
-    /// activity from `before` (`nil` for a request) to `after`, with its projection and the
-    /// change to the open counts, in one `liveline_append` statement. With `idempotency`, the
-    /// outcome is recorded under that key in the same statement.
+    /// Appends one activity's events on its own (the deadline worker's step).
     ///
     /// - Returns: the activity as projected, and the events as stored.
     /// - Throws: the `PostgresError` of `liveline_append` (a cap reached, a version conflict).
@@ -16,23 +51,10 @@ extension EventStore {
         from before: Activity?,
         to after: Activity,
         _ lifecycle: Lifecycle,
-        idempotency: IdempotencyKey?,
         _ connection: Connection
     ) throws -> (StoredActivity, [StoredEvent]) {
-        let version = before?.version ?? 0
-        let stored = StoredActivity(stream: stream, activity: after, nextDeadline: lifecycle.nextDeadline(of: after))
-        let (first, recordedAt) = try CommandQueries.append(
-            stored,
-            events: events,
-            expectedVersion: version,
-            openChange: before?.state.isOpen == true && !after.state.isOpen ? -1 : 0,
-            idempotency: idempotency,
-            outcome: idempotency.map { _ in RecordedOutcome.accepted(from: version, to: after.version).json },
-            connection
-        )
-        let appended = events.enumerated().map { index, event in
-            StoredEvent(position: first + Int64(index), stream: stream, event: event, recordedAt: recordedAt)
-        }
-        return (stored, appended)
+        let append = ActivityAppend(events, on: stream, from: before, to: after, lifecycle, idempotency: nil)
+        let (first, recordedAt) = try CommandQueries.append(append, connection)
+        return (append.stored, append.stored(from: first, recordedAt: recordedAt))
     }
 }

@@ -3,18 +3,49 @@ import Crypto
 import Foundation
 import Postgres
 
+/// What `idempotency_keys` holds for a key: the request it came with, and its outcome.
+struct IdempotencyRecord {
+    let digest: [UInt8]
+    let activity: ActivityID
+    let outcome: RecordedOutcome
+
+    init(digest: [UInt8], activity: String, outcome: JSONB) throws {
+        guard let activity = ActivityID(rawValue: activity), let outcome = RecordedOutcome(json: outcome) else {
+            throw EventStoreError.unreadableRow("an idempotency record for activity \(activity)")
+        }
+        self.digest = digest
+        self.activity = activity
+        self.outcome = outcome
+    }
+}
+
 extension EventStore {
-    /// The recorded outcome of an earlier command with the same idempotency key, if any.
+    /// The outcome recorded under `idempotency`'s key, looked up now: for a command whose key a
+    /// concurrent command took first.
     static func replay(
         _ idempotency: IdempotencyKey,
         on stream: StreamID,
         _ lifecycle: Lifecycle,
         _ connection: Connection
-    ) throws -> CommandResult? {
+    ) throws -> CommandResult {
         guard let record = try CommandQueries.idempotencyRecord(app: stream.app, key: idempotency.key, connection)
         else {
-            return nil
+            throw EventStoreError.unreadableRow("idempotency key \(idempotency.key) taken, yet not recorded")
         }
+        return try replay(record, of: idempotency, on: stream, lifecycle, connection)
+    }
+
+    /// The outcome of the earlier command recorded in `record`, as a retry with the same key
+    /// and request gets it.
+    ///
+    /// - Throws: `EventStoreError.idempotencyKeyReused` when the key came with another request.
+    static func replay(
+        _ record: IdempotencyRecord,
+        of idempotency: IdempotencyKey,
+        on stream: StreamID,
+        _ lifecycle: Lifecycle,
+        _ connection: Connection
+    ) throws -> CommandResult {
         guard record.digest == idempotency.requestDigest, record.activity == stream.activity else {
             throw EventStoreError.idempotencyKeyReused(key: idempotency.key)
         }

@@ -2,8 +2,14 @@ import ActivityLifecycle
 import CanonicalJSON
 import Metrics
 
-/// What the store counts: events appended by type, and refusals by code.
+/// What the store counts: events appended by type, refusals by code, and the batches of the
+/// write path (their mean size is commands over batches).
 enum StoreMetrics {
+    static func recordBatch(of commands: Int) {
+        Counter(label: "liveline_command_batches_total").increment()
+        Counter(label: "liveline_batched_commands_total").increment(by: commands)
+    }
+
     static func record(_ result: CommandResult) {
         guard !result.isReplay else { return }
         switch result.outcome {

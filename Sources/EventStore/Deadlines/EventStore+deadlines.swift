@@ -26,7 +26,6 @@ extension EventStore {
                     from: before,
                     to: after,
                     lifecycle,
-                    idempotency: nil,
                     connection
                 ).1
             }

@@ -1,0 +1,71 @@
+/// Something a batch holds: it names the keys (an activity, an idempotency key) that no other
+/// item of a running batch may hold at the same time.
+protocol Batchable {
+    associatedtype Key: Hashable
+    var batchKeys: [Key] { get }
+}
+
+/// Who runs what on the write path: the items queued, how many writers run, and the keys their
+/// batches hold. A pure policy; `CommandQueue` keeps it under a lock.
+///
+/// - An item queued while fewer than `writers` run, and whose keys no batch holds, starts a
+///   writer at once: nothing waits for company.
+/// - A writer takes up to `batchLimit` items, in arrival order, skipping any whose keys a batch
+///   holds (its own included): items with a key in common run one after another, in order.
+/// - A writer that finds nothing to take stops; the writer holding a skipped item's keys takes
+///   it when it finishes, so nothing queued is ever left without a writer.
+struct BatchSchedule<Item: Batchable> {
+    let writers: Int
+    let batchLimit: Int
+    private(set) var queued: [Item] = []
+    private(set) var running = 0
+    private var held: Set<Item.Key> = []
+
+    init(writers: Int, batchLimit: Int) {
+        precondition(writers > 0 && batchLimit > 0, "a schedule needs a writer and room in a batch")
+        self.writers = writers
+        self.batchLimit = batchLimit
+    }
+
+    /// Queues `item`; returns whether a writer must start for it.
+    mutating func enqueue(_ item: Item) -> Bool {
+        queued.append(item)
+        guard running < writers, item.batchKeys.allSatisfy({ !held.contains($0) }) else { return false }
+        running += 1
+        return true
+    }
+
+    /// A writer's next batch: frees the keys of the batch it `finished`, queues `retrying` ahead
+    /// of everything, and takes what may go. Returns `nil` — and counts the writer out — when
+    /// nothing may.
+    mutating func next(after finished: [Item], retrying: [Item]) -> [Item]? {
+        release(finished)
+        queued.insert(contentsOf: retrying, at: 0)
+        var batch: [Item] = []
+        var left: [Item] = []
+        for (index, item) in queued.enumerated() {
+            guard batch.count < batchLimit else {
+                left += queued[index...]
+                break
+            }
+            let keys = item.batchKeys
+            if keys.allSatisfy({ !held.contains($0) }) {
+                held.formUnion(keys)
+                batch.append(item)
+            } else {
+                left.append(item)
+            }
+        }
+        queued = left
+        guard !batch.isEmpty else {
+            running -= 1
+            return nil
+        }
+        return batch
+    }
+
+    /// Frees the keys of a batch that will not finish through `next` (it failed).
+    mutating func release(_ batch: [Item]) {
+        for item in batch { held.subtract(item.batchKeys) }
+    }
+}

@@ -1,0 +1,260 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Postgres
+
+/// A command waiting in the store's queue, and where its answer goes.
+struct PendingCommand: Sendable {
+    let command: Command
+    let stream: StreamID
+    let now: Timestamp
+    let expectedVersion: Int?
+    let idempotency: IdempotencyKey?
+    /// How many times it was decided already, in batches that another command on its activity
+    /// beat to the append.
+    var decided = 0
+    let answer: CheckedContinuation<CommandResult, any Error>
+}
+
+/// What became of one command of a batch.
+enum BatchAnswer {
+    case result(CommandResult)
+    case failure(any Error)
+    /// Another command on the activity committed between the batch's load and its append, and
+    /// the command set no precondition: decide it again, in the next batch, on the activity as
+    /// it is then.
+    case decideAgain
+}
+
+/// One batch of commands, at most one per activity, run on one connection:
+/// 1. one statement loads what they all need;
+/// 2. `decide` runs for each, in arrival order, in memory;
+/// 3. one statement records the rejections and appends the events of all (one transaction);
+/// then each command has its answer. A refusal of one command (a cap, a version conflict)
+/// never fails the others. Only a cap reached at the append costs a third statement, to
+/// record those rejections.
+enum CommandBatch {
+    /// How many times a command without `expectedVersion` is decided when others keep
+    /// committing first.
+    static let attempts = 10
+
+    /// - Throws: a database failure that left nothing of the batch written (nothing of it is
+    ///   acknowledged); deadlocks and serialization failures were already retried.
+    static func run(_ batch: [PendingCommand], _ lifecycle: Lifecycle, _ connection: Connection) throws -> [BatchAnswer]
+    {
+        // A rejection's idempotency key taken by a concurrent command fails the statement; the
+        // batch's next load finds that command's outcome and replays it.
+        try EventStore.retryingDeadlocks(alsoRetrying: \.isIdempotencyKeyTaken) {
+            try decideAndAppend(batch, lifecycle, connection)
+        }
+    }
+
+    private static func decideAndAppend(
+        _ batch: [PendingCommand],
+        _ lifecycle: Lifecycle,
+        _ connection: Connection
+    ) throws -> [BatchAnswer] {
+        let loaded = try CommandQueries.load(batch.map(\.loadKey), connection)
+        var answers: [BatchAnswer?] = Array(repeating: nil, count: batch.count)
+        var appends: [(index: Int, append: ActivityAppend)] = []
+        var rejections: [CommandQueries.BatchRejection] = []
+        for (index, pending) in batch.enumerated() {
+            switch try decide(pending, loaded[index], lifecycle, connection) {
+            case .answered(let answer):
+                answers[index] = answer
+            case .rejected(let rejection):
+                rejections.append(pending.record(rejection))
+                answers[index] = .rejected(rejection)
+            case .append(let append):
+                appends.append((index, append))
+            }
+        }
+        if !appends.isEmpty || !rejections.isEmpty {
+            let results = try CommandQueries.append(appends.map(\.append), recording: rejections, connection)
+            var refused: [(index: Int, rejection: Rejection)] = []
+            for ((index, append), result) in zip(appends, results) {
+                let pending = batch[index]
+                switch result {
+                case .success(let (first, recordedAt)):
+                    answers[index] = .accepted(append.stored, append.stored(from: first, recordedAt: recordedAt))
+                case .failure(let refusal):
+                    switch try pending.outcome(
+                        of: refusal,
+                        expectedVersion: append.expectedVersion,
+                        lifecycle,
+                        connection
+                    )
+                    {
+                    case .answered(let answer): answers[index] = answer
+                    case .rejected(let rejection): refused.append((index, rejection))
+                    case .append: preconditionFailure("a refusal is never an append")
+                    }
+                }
+            }
+            for (index, answer) in record(refused, of: batch, connection) { answers[index] = answer }
+        }
+        return answers.map { $0! }
+    }
+
+    /// What one command does with what was loaded for it.
+    fileprivate enum Decision {
+        case answered(BatchAnswer)
+        case rejected(Rejection)
+        case append(ActivityAppend)
+    }
+
+    private static func decide(
+        _ pending: PendingCommand,
+        _ loaded: CommandQueries.Loaded,
+        _ lifecycle: Lifecycle,
+        _ connection: Connection
+    ) throws -> Decision {
+        if let record = loaded.idempotencyRecord, let idempotency = pending.idempotency {
+            return .answered(
+                try BatchAnswer {
+                    try EventStore.replay(record, of: idempotency, on: pending.stream, lifecycle, connection)
+                }
+            )
+        }
+        guard let context = loaded.context else {
+            return .answered(.failure(EventStoreError.unknownApp(pending.stream.app)))
+        }
+        let before = loaded.activity?.activity
+        let version = before?.version ?? 0
+        if let expected = pending.expectedVersion, expected != version {
+            return .answered(
+                .failure(EventStoreError.versionConflict(expected: expected, actual: before.map { _ in version }))
+            )
+        }
+        let events: [ActivityEvent]
+        do {
+            events = try lifecycle.decide(pending.command, for: before, at: pending.now, context: context)
+        } catch {
+            return .rejected(error)
+        }
+        guard !events.isEmpty else {
+            // A no-op; only an existing activity has one (a request always appends).
+            return .answered(.accepted(loaded.activity!, []))
+        }
+        // `decide` only produces events that `evolve` accepts.
+        let after = try! events.reduce(before) { try lifecycle.evolve($0, with: $1) }!
+        return .append(
+            ActivityAppend(
+                events,
+                on: pending.stream,
+                from: before,
+                to: after,
+                lifecycle,
+                idempotency: pending.idempotency
+            )
+        )
+    }
+
+    /// Records the rejections of commands that a cap refused at the append, in a statement of
+    /// their own (the batch has committed). A command whose idempotency key a concurrent one
+    /// took meanwhile is decided again, and so answered as that one was.
+    private static func record(
+        _ refused: [(index: Int, rejection: Rejection)],
+        of batch: [PendingCommand],
+        _ connection: Connection
+    ) -> [(Int, BatchAnswer)] {
+        guard !refused.isEmpty else { return [] }
+        do {
+            _ = try CommandQueries.append(
+                [],
+                recording: refused.map { batch[$0.index].record($0.rejection) },
+                connection
+            )
+            return refused.map { ($0.index, .rejected($0.rejection)) }
+        } catch let error as PostgresError where error.isIdempotencyKeyTaken {
+            return refused.map { ($0.index, .decideAgain) }
+        } catch {
+            return refused.map { ($0.index, .failure(error)) }
+        }
+    }
+}
+
+extension PendingCommand {
+    var loadKey: CommandQueries.LoadKey {
+        CommandQueries.LoadKey(
+            stream: stream,
+            isRequest: command.isRequest,
+            deviceID: command.requestedDeviceID,
+            idempotencyKey: idempotency?.key
+        )
+    }
+
+    func record(_ rejection: Rejection) -> CommandQueries.BatchRejection {
+        CommandQueries.BatchRejection(
+            stream: stream,
+            command: command.name,
+            rejection: rejection,
+            at: now,
+            idempotency: idempotency
+        )
+    }
+
+    /// What a refusal of this command's append means for it.
+    fileprivate func outcome(
+        of refusal: AppendRefusal,
+        expectedVersion version: Int,
+        _ lifecycle: Lifecycle,
+        _ connection: Connection
+    ) throws -> CommandBatch.Decision {
+        switch refusal.sqlState {
+        case "LL001": return .rejected(.targetMaximumExceeded(limit: refusal.limit, count: refusal.count))
+        case "LL002": return .rejected(.globalMaximumExceeded(limit: refusal.limit, count: refusal.count))
+        case "LL003":
+            return .rejected(
+                .deviceMaximumExceeded(deviceID: command.requestedDeviceID!, limit: refusal.limit, count: refusal.count)
+            )
+        case "LL409" where command.isRequest && expectedVersion == nil:
+            return .rejected(.activityExists)
+        case "LL409" where expectedVersion == nil && decided + 1 < CommandBatch.attempts:
+            return .answered(.decideAgain)
+        case "LL409":
+            return .answered(.failure(EventStoreError.versionConflict(expected: version, actual: refusal.actual)))
+        default:
+            // The idempotency key: a concurrent command with the same key committed first.
+            guard let idempotency else { preconditionFailure("a refusal of the idempotency key without a key") }
+            return .answered(try BatchAnswer { try EventStore.replay(idempotency, on: stream, lifecycle, connection) })
+        }
+    }
+}
+
+extension BatchAnswer {
+    static func accepted(_ stored: StoredActivity, _ events: [StoredEvent]) -> BatchAnswer {
+        .result(CommandResult(outcome: .accepted(stored, events: events), isReplay: false))
+    }
+
+    static func rejected(_ rejection: Rejection) -> BatchAnswer {
+        .result(CommandResult(outcome: .rejected(rejection), isReplay: false))
+    }
+
+    /// The result of `body`, or the store's failure it threw; a database failure is thrown on,
+    /// as it fails the whole batch.
+    init(_ body: () throws -> CommandResult) throws {
+        do {
+            self = .result(try body())
+        } catch let error as EventStoreError {
+            self = .failure(error)
+        }
+    }
+}
+
+extension PostgresError {
+    /// A unique violation of an idempotency key: a concurrent command with the same key committed first.
+    var isIdempotencyKeyTaken: Bool {
+        isUniqueViolation && constraint == "idempotency_keys_pkey"
+    }
+}
+
+extension Command {
+    var isRequest: Bool {
+        if case .request = self { true } else { false }
+    }
+
+    /// The device a request names.
+    var requestedDeviceID: DeviceID? {
+        if case .request(let request) = self { request.deviceID } else { nil }
+    }
+}

@@ -1,0 +1,142 @@
+import PropertyBased
+import Testing
+
+@testable import EventStore
+
+/// The write path's scheduling, without a database: who runs which commands, when.
+@Suite("The batch schedule: nothing waits for company, one command per activity at a time")
+struct BatchScheduleTests {
+    /// A command on activity `activity`; `number` tells commands apart.
+    struct Item: Batchable, Equatable, CustomStringConvertible {
+        let number: Int
+        let activity: Int
+        var batchKeys: [Int] { [activity] }
+        var description: String { "\(number)@\(activity)" }
+    }
+
+    @Test("a command into an idle queue starts a writer at once and is its whole batch")
+    func idleQueueStartsAWriterAtOnce() {
+        var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 8)
+        let command = Item(number: 1, activity: 1)
+        let started = schedule.enqueue(command)
+        let batch = schedule.next(after: [], retrying: [])
+        #expect(started && batch == [command])
+        // The writer finishes and finds nothing: it stops, and the next command starts one again.
+        let after = schedule.next(after: [command], retrying: [])
+        #expect(after == nil && schedule.running == 0)
+        let startedAgain = schedule.enqueue(Item(number: 2, activity: 1))
+        #expect(startedAgain)
+    }
+
+    @Test("commands that arrive while every writer is busy go together in the next batch, in arrival order")
+    func busyWritersBatch() {
+        var schedule = BatchSchedule<Item>(writers: 1, batchLimit: 3)
+        let first = Item(number: 0, activity: 0)
+        _ = schedule.enqueue(first)
+        _ = schedule.next(after: [], retrying: [])
+        let waiting = (1...4).map { Item(number: $0, activity: $0) }
+        let started = waiting.map { schedule.enqueue($0) }
+        #expect(started == [false, false, false, false])
+        let second = schedule.next(after: [first], retrying: [])
+        let third = schedule.next(after: second ?? [], retrying: [])
+        #expect(second == Array(waiting.prefix(3)) && third == [waiting[3]])
+    }
+
+    @Test("a batch holds one command per activity; the next waits for the batch holding it, then goes")
+    func oneCommandPerActivity() {
+        var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 8)
+        let a1 = Item(number: 1, activity: 1)
+        let a2 = Item(number: 2, activity: 1)
+        let b = Item(number: 3, activity: 2)
+        _ = schedule.enqueue(a1)
+        let first = schedule.next(after: [], retrying: [])
+        // a2's activity is held: no writer starts for it; b's is free: one does, and skips a2.
+        let startedForA2 = schedule.enqueue(a2)
+        let startedForB = schedule.enqueue(b)
+        let second = schedule.next(after: [], retrying: [])
+        let secondWriterAfterB = schedule.next(after: [b], retrying: [])
+        let firstWriterAfterA1 = schedule.next(after: [a1], retrying: [])
+        #expect(first == [a1] && !startedForA2 && startedForB && second == [b])
+        #expect(secondWriterAfterB == nil && firstWriterAfterA1 == [a2])
+    }
+
+    @Test("a command decided again goes ahead of everything queued")
+    func retriesGoFirst() {
+        var schedule = BatchSchedule<Item>(writers: 1, batchLimit: 2)
+        let retried = Item(number: 1, activity: 1)
+        _ = schedule.enqueue(retried)
+        _ = schedule.next(after: [], retrying: [])
+        let later = [Item(number: 2, activity: 1), Item(number: 3, activity: 2), Item(number: 4, activity: 3)]
+        for item in later { _ = schedule.enqueue(item) }
+        let next = schedule.next(after: [retried], retrying: [retried])
+        #expect(next == [retried, later[1]])
+    }
+
+    // MARK: Properties
+
+    /// 0–5: a command on activity `activity` arrives; 6–8: writer `writer` finishes its batch
+    /// (one in three of its commands decided again); 9: writer `writer`'s batch fails.
+    struct Step: Sendable, CustomStringConvertible {
+        let kind: Int
+        let activity: Int
+        let writer: Int
+        var description: String { "(\(kind) #\(activity) w\(writer))" }
+    }
+
+    static let steps = zip(Gen.int(in: 0...9), Gen.int(in: 0...4), Gen.int(in: 0...2))
+        .map { Step(kind: $0, activity: $1, writer: $2) }
+        .array(of: 1...80)
+
+    @Test(
+        "however commands arrive and writers finish: no activity in two running batches, no command left without a writer, each activity's commands taken in arrival order"
+    )
+    func scheduleProperties() async {
+        await propertyCheck(count: 500, input: Self.steps) { steps in
+            var schedule = BatchSchedule<Item>(writers: 3, batchLimit: 4)
+            var batches: [[Item]] = []  // one per running writer
+            var arrived: [Item] = []
+            var taken: [Item] = []
+            func start() {
+                if let batch = schedule.next(after: [], retrying: []) { batches.append(batch) }
+            }
+            for step in steps {
+                switch step.kind {
+                case 0...5:
+                    let item = Item(number: arrived.count, activity: step.activity)
+                    arrived.append(item)
+                    if schedule.enqueue(item) { start() }
+                default:
+                    guard !batches.isEmpty else { continue }
+                    let index = step.writer % batches.count
+                    let batch = batches[index]
+                    let next: [Item]?
+                    if step.kind == 9 {
+                        // Its commands are answered with the failure; the writer goes on.
+                        schedule.release(batch)
+                        next = schedule.next(after: [], retrying: [])
+                    } else {
+                        let retrying = batch.enumerated().filter { $0.offset % 3 == 2 }.map(\.element)
+                        next = schedule.next(after: batch, retrying: retrying)
+                    }
+                    if let next {
+                        batches[index] = next
+                    } else {
+                        batches.remove(at: index)
+                    }
+                }
+                taken += batches.flatMap { $0 }.filter { item in !taken.contains(item) }
+                let running = batches.flatMap { $0 }
+                #expect(Set(running.map(\.activity)).count == running.count, "an activity in two batches")
+                let (writers, limit) = (schedule.running, schedule.writers)
+                #expect(writers == batches.count && writers <= limit)
+                let free = schedule.queued.filter { item in !running.contains { $0.activity == item.activity } }
+                #expect(free.isEmpty || writers == limit, "a free command with no writer: \(free)")
+            }
+            // Each activity's commands were first taken in the order they arrived.
+            for activity in 0...4 {
+                let order = taken.filter { $0.activity == activity }.map(\.number)
+                #expect(order == order.sorted(), "activity \(activity) out of order: \(order)")
+            }
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Postgres
+import TestSupport
+import Testing
+
+@testable import EventStore
+
+@Suite("Commands that arrive together commit together")
+struct BatchTests {
+    /// One activity's commands, in order: accepted, a version conflict, an idempotent replay, a
+    /// reused key, an end, a rejection of what follows the end, and a request for an id taken.
+    private static func script(_ stream: StreamID, _ now: Timestamp, _ store: EventStore) async -> [String] {
+        let key = IdempotencyKey(key: "k-\(stream.activity)", requestDigest: [1])
+        let steps: [(Command, Int?, IdempotencyKey?)] = [
+            (requestCommand(), nil, nil),
+            (updateCommand(2), 7, nil),
+            (updateCommand(2), nil, nil),
+            (updateCommand(3), nil, key),
+            (updateCommand(3), nil, key),
+            (updateCommand(4), nil, IdempotencyKey(key: key.key, requestDigest: [2])),
+            (.end(.init(dismissal: .immediate)), 3, nil),
+            (updateCommand(5), nil, nil),
+            (requestCommand(), nil, nil),
+        ]
+        var answers: [String] = []
+        for (second, (command, expectedVersion, idempotency)) in steps.enumerated() {
+            do {
+                let result = try await store.execute(
+                    command,
+                    on: stream,
+                    at: now + .seconds(second),
+                    expectedVersion: expectedVersion,
+                    idempotency: idempotency
+                )
+                answers.append(summary(of: result))
+            } catch {
+                answers.append("failed: \(error)")
+            }
+        }
+        return answers
+    }
+
+    private static func summary(of result: CommandResult) -> String {
+        let replay = result.isReplay ? "replayed " : ""
+        switch result.outcome {
+        case .accepted(let activity, let events):
+            return "\(replay)accepted v\(activity.activity.version) \(events.map(\.event.type.rawValue))"
+        case .rejected(let rejection):
+            return "\(replay)rejected \(rejection)"
+        }
+    }
+
+    /// Every event and recorded rejection of the database, by activity.
+    private static func log(of fixture: StoreFixture) async throws -> [String: [String]] {
+        try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                let events: [(String, String)] = try connection.query(
+                    """
+                    SELECT activity_id, version || ' ' || type || ' ' || data::text || ' ' || occurred_at
+                    FROM events ORDER BY position
+                    """
+                ).map { (try $0.decode(0), try $0.decode(1)) }
+                let rejections: [(String, String)] = try connection.query(
+                    "SELECT activity_id, command || ' ' || code || ' ' || occurred_at FROM rejections ORDER BY id"
+                ).map { (try $0.decode(0), try $0.decode(1)) }
+                return Dictionary(grouping: events + rejections, by: \.0).mapValues { $0.map(\.1) }
+            }
+        }
+    }
+
+    @Test("commands of many activities in shared batches get what each would have got alone, and write the same log")
+    func batchedAsAlone() async throws {
+        let activities = (0..<16).map { "mixed-\($0)" }
+        let settings = AppSettings(bundleID: "b", maxOpen: 100)
+        let alone = try await StoreFixture.make(settings: settings)
+        var aloneAnswers: [String: [String]] = [:]
+        try await alone.withStore(writers: 1) { store in
+            for id in activities {
+                aloneAnswers[id] = await Self.script(alone.stream(id), alone.now, store)
+            }
+        }
+
+        let together = try await StoreFixture.make(settings: settings)
+        let togetherAnswers = try await together.withStore(writers: 1) { store in
+            await withTaskGroup(of: (String, [String]).self) { group in
+                for id in activities {
+                    group.addTask { (id, await Self.script(together.stream(id), together.now, store)) }
+                }
+                return await group.reduce(into: [String: [String]]()) { $0[$1.0] = $1.1 }
+            }
+        }
+
+        #expect(togetherAnswers == aloneAnswers)
+        #expect(try await Self.log(of: together) == Self.log(of: alone))
+        let script = try #require(aloneAnswers[activities[0]])
+        #expect(script.count == 9)
+        #expect(script[0].hasPrefix("accepted v1"))
+        #expect(script[1].contains("version conflict"))
+        #expect(script[4].hasPrefix("replayed accepted v3"))
+        #expect(script[5].contains("idempotency key"))
+        #expect(script[7].hasPrefix("rejected"))
+        #expect(script[8] == "rejected \(Rejection.activityExists)")
+
+        // One writer ran 16 scripts side by side: its transactions held several activities each.
+        let widest: Int = try await TestDatabase.withPool(together.database) { pool in
+            try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT max(activities) FROM (
+                        SELECT count(DISTINCT activity_id) AS activities FROM events GROUP BY transaction_id
+                    ) AS batches
+                    """
+                ).single!.decode(0)
+            }
+        }
+        #expect(widest > 1)
+    }
+
+    @Test("a cap race through batches admits exactly the cap and records each refusal once, retries replayed")
+    func capRaceThroughBatches() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 10))
+        // Every request is sent twice at once with one idempotency key, through two stores.
+        let results = try await fixture.withStore(connections: 8, writers: 2) { first in
+            try await fixture.withStore(connections: 8, writers: 2) { second in
+                try await withThrowingTaskGroup(of: (Int, CommandResult).self) { group in
+                    for index in 0..<200 {
+                        let store = index.isMultiple(of: 2) ? first : second
+                        let id = index / 2
+                        let key = IdempotencyKey(key: "open-\(id)", requestDigest: [1])
+                        group.addTask {
+                            let result = try await store.execute(
+                                requestCommand(),
+                                on: fixture.stream("capped-\(id)"),
+                                at: fixture.now,
+                                idempotency: key
+                            )
+                            return (id, result)
+                        }
+                    }
+                    return try await group.reduce(into: [Int: [CommandResult]]()) { $0[$1.0, default: []].append($1.1) }
+                }
+            }
+        }
+        #expect(results.values.allSatisfy { $0.count == 2 && $0[0].outcome == $0[1].outcome })
+        #expect(results.values.allSatisfy { $0.filter(\.isReplay).count == 1 })
+        #expect(results.values.filter { $0[0].accepted != nil }.count == 10)
+        #expect(results.values.filter { $0[0].rejection?.code == "target_maximum_exceeded" }.count == 90)
+
+        let (open, rejections): (Int, Int) = try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                (
+                    try connection.query("SELECT count(*) FROM activities WHERE state = 'active'").single!.decode(0),
+                    try connection.query("SELECT count(*) FROM rejections").single!.decode(0)
+                )
+            }
+        }
+        #expect(open == 10)
+        #expect(rejections == 90)
+    }
+
+    @Test("a connection killed mid-batch acknowledges none of the batch, keeps what committed, and the writer goes on")
+    func connectionKilledMidBatch() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 100))
+        let activities = (0..<6).map { fixture.stream("killed-\($0)") }
+        let blocker = fixture.stream("blocker")
+        try await TestDatabase.withPool(fixture.database, maximumConnections: 3) { admin in
+            try await fixture.withStore(writers: 1) { store in
+                for stream in activities + [blocker] {
+                    try await store.execute(requestCommand(), on: stream, at: fixture.now)
+                }
+                // Two transactions lock rows of the activities, so that the writer's batches wait
+                // in their append: one locks the blocker, the other the six activities.
+                let (lockedRows, locked) = AsyncStream<(String, Int32)>.makeStream()
+                let lockers = Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        for (name, streams) in [("blocker", [blocker]), ("activities", activities)] {
+                            let ids = PostgresArray(streams.map(\.activity.rawValue))
+                            group.addTask {
+                                // Ends when it is terminated.
+                                try? await admin.withTransaction { connection in
+                                    try connection.execute(
+                                        "SELECT FROM activities WHERE activity_id = ANY (\(ids)) FOR UPDATE"
+                                    )
+                                    locked.yield(
+                                        (name, try connection.query("SELECT pg_backend_pid()").single!.decode(0))
+                                    )
+                                    try connection.execute("SELECT pg_sleep(60)")
+                                }
+                            }
+                        }
+                    }
+                }
+                var lockerPIDs: [String: Int32] = [:]
+                for await (name, pid) in lockedRows {
+                    lockerPIDs[name] = pid
+                    if lockerPIDs.count == 2 { break }
+                }
+
+                // The writer's first batch (the blocker's update) waits for its row; six
+                // updates queue behind it and go together in the next batch.
+                let blockerUpdate = Task { try await store.execute(updateCommand(2), on: blocker, at: fixture.now) }
+                _ = try await Self.writerWaitingForALock(admin)
+                let updates = activities.map { stream in
+                    Task { try await store.execute(updateCommand(2), on: stream, at: fixture.now) }
+                }
+                try await Self.waitUntil("the updates queue") { store.commands.queuedCount == activities.count }
+                try await Self.terminate(lockerPIDs["blocker"]!, admin)
+                #expect(try await blockerUpdate.value.accepted?.activity.version == 2)
+
+                // The six wait in one batch; its connection is killed.
+                let writer = try await Self.writerWaitingForALock(admin)
+                try await Self.terminate(writer, admin)
+                for update in updates {
+                    await #expect(throws: EventStoreError.self) { try await update.value }
+                }
+                try await Self.terminate(lockerPIDs["activities"]!, admin)
+                await lockers.value
+
+                for stream in activities {
+                    #expect(try await store.events(of: stream).map(\.event.version) == [1])
+                }
+                #expect(try await store.events(of: blocker).map(\.event.version) == [1, 2])
+                // The writer goes on, on a new connection.
+                for stream in activities {
+                    #expect(
+                        try await store.execute(updateCommand(2), on: stream, at: fixture.now).accepted?.activity
+                            .version == 2
+                    )
+                }
+            }
+        }
+    }
+
+    /// The backend that waits for a lock: the writer's, in its batch's append (nothing else in
+    /// the test's database waits for one).
+    private static func writerWaitingForALock(_ admin: ConnectionPool) async throws -> Int32 {
+        var pid: Int32?
+        try await waitUntil("a writer waits for a lock") {
+            pid = try await admin.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT pid FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """
+                ).single?.decode(0)
+            }
+            return pid != nil
+        }
+        return pid!
+    }
+
+    private static func terminate(_ pid: Int32, _ admin: ConnectionPool) async throws {
+        try await admin.withConnection { try $0.execute("SELECT pg_terminate_backend(\(pid))") }
+    }
+
+    private static func waitUntil(
+        _ what: Comment,
+        _ condition: () async throws -> Bool
+    ) async throws {
+        let giveUp = ContinuousClock.now + .seconds(60)
+        while try await !condition() {
+            try #require(ContinuousClock.now < giveUp, "waited 60 s until \(what)")
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
