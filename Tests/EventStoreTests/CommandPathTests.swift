@@ -7,8 +7,11 @@ import Testing
 
 @Suite("The command path: load, decide, append")
 struct CommandPathTests {
-    @Test("the load of a command is planned once per session, not again on every execution")
-    func loadPlannedOnce() async throws {
+    @Test(
+        "the load and the append of a batch are planned once per session, not again on every execution",
+        arguments: ["%FROM liveline_batch_commands(%", "%FROM liveline_append_batch(%"]
+    )
+    func plannedOnce(statement: String) async throws {
         let fixture = try await StoreFixture.make()
         try await fixture.withStore(connections: 1) { store in
             let stream = fixture.stream("planned")
@@ -20,7 +23,7 @@ struct CommandPathTests {
                 try connection.query(
                     """
                     SELECT generic_plans, custom_plans FROM pg_prepared_statements
-                    WHERE statement LIKE '%FROM liveline_batch_commands(%'
+                    WHERE statement LIKE \(statement)
                     ORDER BY generic_plans + custom_plans DESC LIMIT 1
                     """
                 ).single.map { (generic: try $0.decode(0, as: Int.self), custom: try $0.decode(1, as: Int.self)) }

@@ -99,7 +99,7 @@ stop_server() {
 # report goes to $DATA/SCRIPT.txt, and the CPU it, the server and PostgreSQL used to
 # $DATA/SCRIPT.cpu (see measure_cpu).
 run_wrk() {
-    measure_cpu "$DATA/$1.cpu" wrk -t2 -c"$2" -d"$3s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
+    measure_cpu "$DATA/$1.cpu" wrk -t"$(($2 < 2 ? $2 : 2))" -c"$2" -d"$3s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
 }
 
 # CPU clock ticks used so far by a process's threads; with "children", also by its children

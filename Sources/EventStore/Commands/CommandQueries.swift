@@ -119,23 +119,6 @@ enum CommandQueries {
         let events = appends.flatMap(\.events)
         let rows = try connection.query(
             """
-            WITH rejected AS (
-                SELECT * FROM unnest(\(PostgresArray(rejections.map(\.stream.app.rawValue))),
-                    \(PostgresArray(rejections.map(\.stream.activity.rawValue))), \(PostgresArray(rejections.map(\.command))),
-                    \(PostgresArray(rejections.map(\.rejection.code))),
-                    \(PostgresArray(rejections.map { JSONB(utf8: JSONValue.object($0.rejection.details).canonicalJSON) })),
-                    \(PostgresArray(rejections.map { PostgresTimestamp($0.at) })),
-                    \(PostgresArray(rejections.map(\.idempotency?.key))), \(PostgresArray(rejections.map(\.idempotency?.requestDigest))),
-                    \(PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })))
-                    AS r(app_id, activity_id, command, code, details, occurred_at, idempotency_key, request_sha256, outcome)
-            ), recorded AS (
-                INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
-                SELECT app_id, activity_id, command, code, details, occurred_at FROM rejected
-            ), keyed AS (
-                INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
-                SELECT app_id, idempotency_key, request_sha256, activity_id, outcome FROM rejected
-                WHERE idempotency_key IS NOT NULL
-            )
             SELECT first_position, recorded_at, refusal, refusal_detail FROM liveline_append_batch(
                 \(PostgresArray(appends.map(\.stored.stream.app.rawValue))),
                 \(PostgresArray(appends.map(\.stored.stream.activity.rawValue))),
@@ -146,7 +129,14 @@ enum CommandQueries {
                 \(PostgresArray(events.map(\.cause.rawValue))), \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
                 \(PostgresArray(appends.map { Int32($0.openChange) })),
                 \(PostgresArray(appends.map(\.idempotency?.key))), \(PostgresArray(appends.map(\.idempotency?.requestDigest))),
-                \(PostgresArray(appends.map(\.outcome))))
+                \(PostgresArray(appends.map(\.outcome))),
+                \(PostgresArray(rejections.map(\.stream.app.rawValue))),
+                \(PostgresArray(rejections.map(\.stream.activity.rawValue))), \(PostgresArray(rejections.map(\.command))),
+                \(PostgresArray(rejections.map(\.rejection.code))),
+                \(PostgresArray(rejections.map { JSONB(utf8: JSONValue.object($0.rejection.details).canonicalJSON) })),
+                \(PostgresArray(rejections.map { PostgresTimestamp($0.at) })),
+                \(PostgresArray(rejections.map(\.idempotency?.key))), \(PostgresArray(rejections.map(\.idempotency?.requestDigest))),
+                \(PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })))
             """
         )
         guard rows.count == appends.count else {
