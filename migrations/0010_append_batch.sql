@@ -53,14 +53,16 @@ DECLARE
     v_global_stripes smallint[];
 BEGIN
     -- The commands refused before the append (a rule; a cap seen in the load), with their keys.
-    INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
-        SELECT * FROM unnest(p_rejected_app_ids, p_rejected_activity_ids, p_rejected_commands, p_rejected_codes,
-            p_rejected_details, p_rejected_at);
-    INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
-        SELECT r.app_id, r.idempotency_key, r.request_sha256, r.activity_id, r.outcome
-        FROM unnest(p_rejected_app_ids, p_rejected_keys, p_rejected_request_sha256s, p_rejected_activity_ids,
-            p_rejected_outcomes) AS r(app_id, idempotency_key, request_sha256, activity_id, outcome)
-        WHERE r.idempotency_key IS NOT NULL;
+    IF cardinality(p_rejected_app_ids) > 0 THEN
+        INSERT INTO rejections (app_id, activity_id, command, code, details, occurred_at)
+            SELECT * FROM unnest(p_rejected_app_ids, p_rejected_activity_ids, p_rejected_commands, p_rejected_codes,
+                p_rejected_details, p_rejected_at);
+        INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+            SELECT r.app_id, r.idempotency_key, r.request_sha256, r.activity_id, r.outcome
+            FROM unnest(p_rejected_app_ids, p_rejected_keys, p_rejected_request_sha256s, p_rejected_activity_ids,
+                p_rejected_outcomes) AS r(app_id, idempotency_key, request_sha256, activity_id, outcome)
+            WHERE r.idempotency_key IS NOT NULL;
+    END IF;
 
     -- Concurrent batches must not wait for each other in a cycle. A single command takes its
     -- locks in one order, but a batch takes those of many commands, so it takes every lock it
@@ -69,27 +71,30 @@ BEGIN
     -- stripes the closings free. Openings pick their stripes with SKIP LOCKED, which does not wait.
     -- The gate that a replay closes comes first, as in every append.
     LOCK TABLE liveline_append_gate IN ROW EXCLUSIVE MODE;
-    -- Each lock is a lookup by key (LATERAL), whatever the planner thinks of the tables' sizes.
-    PERFORM FROM (SELECT * FROM unnest(p_app_ids, p_activity_ids, p_expected_versions) ORDER BY 1, 2)
-            AS c(app_id, activity_id, version),
-        LATERAL (SELECT FROM activities a WHERE a.app_id = c.app_id AND a.activity_id = c.activity_id
-            FOR UPDATE) AS locked
-        WHERE c.version > 0;
-    IF -1 = ANY (p_open_changes) OR 1 = ANY (p_open_changes) THEN
-        SELECT array_agg(c.app_id), array_agg(c.row ->> 'device_id'), array_agg(a.app_stripe), array_agg(a.global_stripe)
-            INTO v_apps, v_devices, v_app_stripes, v_global_stripes
-            FROM unnest(p_app_ids, p_activity_ids, p_rows, p_open_changes) AS c(app_id, activity_id, row, change)
-            LEFT JOIN LATERAL (SELECT app_stripe, global_stripe FROM activities a
-                WHERE c.change = -1 AND a.app_id = c.app_id AND a.activity_id = c.activity_id OFFSET 0) AS a ON true
-            WHERE c.change <> 0;
-        PERFORM FROM (SELECT DISTINCT * FROM unnest(v_apps, v_app_stripes) ORDER BY 1, 2) AS c(app_id, stripe),
-            LATERAL (SELECT FROM app_open_stripes s WHERE s.app_id = c.app_id AND s.stripe = c.stripe
-                FOR UPDATE) AS locked;
-        PERFORM FROM (SELECT DISTINCT * FROM unnest(v_apps, v_devices) ORDER BY 1, 2) AS c(app_id, device_id),
-            LATERAL (SELECT FROM device_open_counts d WHERE d.app_id = c.app_id AND d.device_id = c.device_id
-                FOR UPDATE) AS locked;
-        PERFORM FROM (SELECT DISTINCT * FROM unnest(v_global_stripes) ORDER BY 1) AS c(stripe),
-            LATERAL (SELECT FROM global_open_stripes s WHERE s.stripe = c.stripe FOR UPDATE) AS locked;
+    -- A single command has nothing to order. Each lock is a lookup by key (LATERAL), whatever
+    -- the planner thinks of the tables' sizes.
+    IF cardinality(p_app_ids) > 1 THEN
+        PERFORM FROM (SELECT * FROM unnest(p_app_ids, p_activity_ids, p_expected_versions) ORDER BY 1, 2)
+                AS c(app_id, activity_id, version),
+            LATERAL (SELECT FROM activities a WHERE a.app_id = c.app_id AND a.activity_id = c.activity_id
+                FOR UPDATE) AS locked
+            WHERE c.version > 0;
+        IF -1 = ANY (p_open_changes) OR 1 = ANY (p_open_changes) THEN
+            SELECT array_agg(c.app_id), array_agg(c.row ->> 'device_id'), array_agg(a.app_stripe), array_agg(a.global_stripe)
+                INTO v_apps, v_devices, v_app_stripes, v_global_stripes
+                FROM unnest(p_app_ids, p_activity_ids, p_rows, p_open_changes) AS c(app_id, activity_id, row, change)
+                LEFT JOIN LATERAL (SELECT app_stripe, global_stripe FROM activities a
+                    WHERE c.change = -1 AND a.app_id = c.app_id AND a.activity_id = c.activity_id OFFSET 0) AS a ON true
+                WHERE c.change <> 0;
+            PERFORM FROM (SELECT DISTINCT * FROM unnest(v_apps, v_app_stripes) ORDER BY 1, 2) AS c(app_id, stripe),
+                LATERAL (SELECT FROM app_open_stripes s WHERE s.app_id = c.app_id AND s.stripe = c.stripe
+                    FOR UPDATE) AS locked;
+            PERFORM FROM (SELECT DISTINCT * FROM unnest(v_apps, v_devices) ORDER BY 1, 2) AS c(app_id, device_id),
+                LATERAL (SELECT FROM device_open_counts d WHERE d.app_id = c.app_id AND d.device_id = c.device_id
+                    FOR UPDATE) AS locked;
+            PERFORM FROM (SELECT DISTINCT * FROM unnest(v_global_stripes) ORDER BY 1) AS c(stripe),
+                LATERAL (SELECT FROM global_open_stripes s WHERE s.stripe = c.stripe FOR UPDATE) AS locked;
+        END IF;
     END IF;
     FOR i IN 1 .. coalesce(array_length(p_app_ids, 1), 0) LOOP
         v_last := v_first + p_event_counts[i] - 1;
