@@ -23,3 +23,19 @@ public enum APNsResponse: Hashable, Sendable {
         return .answered(status: status, reason: reason, tokenInvalidSince: since, apnsID: apnsID)
     }
 }
+
+extension APNsResponse {
+    /// APNs' status, when it answered.
+    var status: Int? {
+        guard case .answered(let status, _, _, _) = self else { return nil }
+        return status
+    }
+
+    /// APNs' reason for an error, or what kept the answer from coming.
+    var reason: String? {
+        switch self {
+        case .answered(_, let reason, _, _): reason
+        case .unanswered(let failure): failure
+        }
+    }
+}

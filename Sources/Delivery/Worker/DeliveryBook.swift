@@ -8,50 +8,23 @@ import EventStore
 /// (reading the log, sending, recording), so the rules are tested without a network or a
 /// database.
 struct DeliveryBook {
-    /// One push to send now, with what sending it needs.
-    struct Send: Sendable {
-        let stream: StreamID
-        let position: Int64
-        let version: Int
-        let request: APNsRequest
-        let committedAt: Timestamp
-        let credentials: APNsCredentials
-        /// 1 for the first attempt.
-        let attempt: Int
-    }
-
-    /// What the worker writes in one transaction.
-    struct Pending {
-        var records: [DeliveryRecord] = []
-        var invalidations: [TokenInvalidation] = []
-        var suspensions: [Suspension] = []
-        var isEmpty: Bool { records.isEmpty && invalidations.isEmpty && suspensions.isEmpty }
-    }
-
-    private struct Shard {
-        /// Every event of the shard up to here has been absorbed.
-        var read: Int64
-        /// Being given up: nothing new is sent for it.
-        var draining = false
-    }
-
     let renderer: PushRenderer
     let lifecycle: Lifecycle
     /// How often a push is retried at most (besides its expiration).
     let maximumAttempts: Int
 
-    private var shards: [Int: Shard] = [:]
-    private var states: [StreamID: DeliveryState] = [:]
-    private var lanes: [StreamID: ActivityLane] = [:]
-    private var waiting: Set<StreamID> = []
-    private var invalidTokens: [StreamID: [String: Timestamp]] = [:]
+    private(set) var shards = HeldShards()
+    private(set) var states: [StreamID: DeliveryState] = [:]
+    private(set) var lanes: [StreamID: ActivityLane] = [:]
+    private(set) var waiting: Set<StreamID> = []
+    private(set) var invalidTokens: [StreamID: [String: Timestamp]] = [:]
     private var settled: Set<Int64> = []
     private(set) var apps: [AppID: AppDelivery] = [:]
     private(set) var pending = Pending()
     /// Pushes on the wire.
     private(set) var inFlight = 0
     /// The cursors as last handed over to be recorded.
-    private var recordedCursors: [Int: Int64] = [:]
+    private(set) var recordedCursors: [Int: Int64] = [:]
     /// Set when shards are adopted: the log must be read from their cursors, whether or not
     /// anything was appended since.
     var mustRead = true
@@ -66,27 +39,20 @@ struct DeliveryBook {
 
     // MARK: Shards
 
-    var heldShards: Set<Int> { Set(shards.keys) }
-
-    /// Where to read the log from: the least-read shard being delivered.
-    var readPosition: Int64? {
-        shards.values.filter { !$0.draining }.map(\.read).min()
-    }
+    var heldShards: Set<Int> { shards.all }
 
     /// Takes shards over from their cursors; `settled` are positions after them whose delivery
     /// another worker (or this one, before a restart) already settled.
     mutating func adopt(_ cursors: [Int: Int64], settled: Set<Int64>) {
-        for (shard, cursor) in cursors { shards[shard] = Shard(read: cursor) }
+        shards.adopt(cursors)
         self.settled.formUnion(settled)
         mustRead = mustRead || !cursors.isEmpty
     }
 
     /// Forgets shards (a lease lost, or given up): their activities are another worker's now.
     mutating func drop(_ dropped: Set<Int>) {
-        for shard in dropped {
-            shards[shard] = nil
-            recordedCursors[shard] = nil
-        }
+        shards.drop(dropped)
+        for shard in dropped { recordedCursors[shard] = nil }
         for stream in Set(states.keys).union(lanes.keys) where dropped.contains(DeliveryShard.of(stream)) {
             states[stream] = nil
             lanes[stream] = nil
@@ -97,50 +63,10 @@ struct DeliveryBook {
 
     /// Stops sending for these shards, so they can be given up once nothing is on the wire.
     mutating func drain(_ draining: Set<Int>) {
-        for shard in draining { shards[shard]?.draining = true }
-    }
-
-    /// Draining shards with nothing on the wire, with the cursors to give them up at.
-    var drained: [Int: Int64] {
-        let busy = Set(lanes.filter { $0.value.onTheWire != nil }.keys.map(DeliveryShard.of))
-        return cursors.filter { shards[$0.key]?.draining == true && !busy.contains($0.key) }
-    }
-
-    /// Each shard's cursor: just before its earliest unsettled push, or as far as it was read.
-    var cursors: [Int: Int64] {
-        var cursors = shards.mapValues(\.read)
-        for (stream, lane) in lanes {
-            guard let earliest = lane.earliestPosition else { continue }
-            let shard = DeliveryShard.of(stream)
-            cursors[shard] = min(cursors[shard] ?? earliest - 1, earliest - 1)
-        }
-        return cursors
+        shards.drain(draining)
     }
 
     // MARK: Reading the log
-
-    /// Streams whose earlier events must be loaded before `events` can be folded.
-    func missingPrefixes(in events: [StoredEvent]) -> [StreamID: Int] {
-        var missing: [StreamID: Int] = [:]
-        var seen: Set<StreamID> = []
-        for stored in events where isMine(stored) && seen.insert(stored.stream).inserted {
-            if states[stored.stream] == nil && stored.event.version > 1 {
-                missing[stored.stream] = stored.event.version
-            }
-        }
-        return missing
-    }
-
-    /// Apps of `events` not known yet.
-    func unknownApps(in events: [StoredEvent]) -> Set<AppID> {
-        Set(events.filter(isMine).map(\.stream.app)).subtracting(apps.keys)
-    }
-
-    /// Apps with pushes waiting whose reading is older than `age`, and suspended apps with pushes
-    /// waiting (read again before each push is refused, so that new credentials resume at once).
-    func staleApps(at now: Timestamp, olderThan age: Duration) -> Set<AppID> {
-        Set(waiting.map(\.app)).filter { app in apps[app].map { $0.suspended || now - $0.readAt >= age } ?? true }
-    }
 
     /// A reading of the app from the database. A suspension this book decided and has not yet
     /// recorded stays in force, as long as the credentials are the ones it suspended.
@@ -162,13 +88,12 @@ struct DeliveryBook {
     /// every shard being delivered has then read up to the last of them.
     mutating func absorb(_ events: [StoredEvent], at now: Timestamp) {
         guard let last = events.last?.position else { return }
-        let reads = shards.mapValues(\.read)
-        for shard in shards.keys where shards[shard]?.draining == false {
-            shards[shard]?.read = max(reads[shard]!, last)
-        }
+        let reads = shards.readPositions
+        shards.read(upTo: last)
         for stored in events where isMine(stored) {
-            let shard = DeliveryShard.of(stored.stream)
-            guard let read = reads[shard], shards[shard]?.draining == false, stored.position > read else { continue }
+            guard let read = reads[DeliveryShard.of(stored.stream)], shards.delivers(stored.stream),
+                stored.position > read
+            else { continue }
             guard let state = fold(stored) else { continue }
             guard settled.remove(stored.position) == nil, let app = apps[stored.stream.app] else { continue }
             switch renderer.render(stored, leaving: state, topic: app.topic) {
@@ -205,7 +130,7 @@ struct DeliveryBook {
     mutating func takeReady(at now: Timestamp, limit: Int) -> [Send] {
         var sends: [Send] = []
         for stream in waiting where sends.count < limit {
-            guard shards[DeliveryShard.of(stream)]?.draining == false, let app = apps[stream.app] else { continue }
+            guard shards.delivers(stream), let app = apps[stream.app] else { continue }
             guard let push = lanes[stream]?.next(at: now) else {
                 if lanes[stream]?.waiting == nil { waiting.remove(stream) }
                 continue
@@ -233,28 +158,6 @@ struct DeliveryBook {
         return sends
     }
 
-    /// Why `push` must not be sent now, if it must not.
-    private func refusal(
-        of push: ActivityLane.Push,
-        of stream: StreamID,
-        app: AppDelivery,
-        at now: Timestamp
-    ) -> (DeliveryRecord.Outcome, String?)? {
-        if app.credentials == nil { return (.noCredentials, nil) }
-        if app.suspended { return (.appSuspended, "APNs refused the app's credentials; set new ones to resume") }
-        if now >= push.request.expiration { return (.expired, nil) }
-        if let since = invalidTokens[stream]?[push.request.deviceToken] {
-            let state = states[stream]
-            let registered =
-                state?.activity.pushToken.flatMap(PushRenderer.normalized) == push.request.deviceToken
-                ? state?.tokenRegisteredAt : nil
-            if registered.map({ $0 <= since }) ?? true {
-                return (.tokenInvalidated, "APNs declared the token dead at \(since)")
-            }
-        }
-        return nil
-    }
-
     /// APNs' answer to `send` (or its absence), `latency` after it left.
     @discardableResult
     mutating func finish(
@@ -266,15 +169,7 @@ struct DeliveryBook {
     ) -> DeliveryRecord {
         inFlight -= 1
         let verdict = APNsVerdict(response)
-        var status: Int? = nil
-        var reason: String? = nil
-        switch response {
-        case .answered(let answeredStatus, let answeredReason, _, _):
-            status = answeredStatus
-            reason = answeredReason
-        case .unanswered(let failure):
-            reason = failure
-        }
+        let (status, reason) = (response.status, response.reason)
         let outcome: DeliveryRecord.Outcome
         var retryAt: Timestamp? = nil
         switch verdict {
@@ -319,7 +214,7 @@ struct DeliveryBook {
         case .fail:
             outcome = .failed
         }
-        let finished = record(for: send, outcome, status: status, reason: reason, latency: latency, at: now)
+        let finished = DeliveryRecord(attempt: send, outcome, response: response, latency: latency, at: now)
         pending.records.append(finished)
         if let retryAt {
             if let superseded = lanes[send.stream]?.retry(at: retryAt) {
@@ -331,17 +226,6 @@ struct DeliveryBook {
         if lanes[send.stream]?.waiting != nil { waiting.insert(send.stream) }
         forgetIfDone(send.stream)
         return finished
-    }
-
-    /// When the earliest retry comes due, if one waits.
-    var nextRetry: Timestamp? {
-        waiting.compactMap { lanes[$0]?.waiting?.notBefore }.min()
-    }
-
-    /// How much is waiting to be recorded: outcomes, and cursors that moved.
-    var unrecorded: Int {
-        pending.records.count + pending.invalidations.count + pending.suspensions.count
-            + cursors.filter { recordedCursors[$0.key] != $0.value }.count
     }
 
     /// Hands the outcomes to record over, with the cursors that moved since the last time.
@@ -362,10 +246,6 @@ struct DeliveryBook {
     }
 
     // MARK: Helpers
-
-    private func isMine(_ stored: StoredEvent) -> Bool {
-        shards[DeliveryShard.of(stored.stream)] != nil
-    }
 
     /// Folds one event into its stream's state; `nil` when the stream cannot be folded.
     @discardableResult
@@ -399,16 +279,7 @@ struct DeliveryBook {
         reason: String? = nil,
         at now: Timestamp
     ) {
-        pending.records.append(
-            DeliveryRecord(
-                position: stored.position,
-                stream: stored.stream,
-                version: stored.event.version,
-                outcome: outcome,
-                reason: reason,
-                attemptedAt: now
-            )
-        )
+        pending.records.append(DeliveryRecord(deciding: outcome, about: stored, reason: reason, at: now))
     }
 
     private mutating func record(
@@ -418,43 +289,6 @@ struct DeliveryBook {
         reason: String? = nil,
         at now: Timestamp
     ) {
-        pending.records.append(
-            DeliveryRecord(
-                position: push.position,
-                stream: stream,
-                version: push.version,
-                outcome: outcome,
-                attempt: push.attempts,
-                apnsID: push.request.apnsID,
-                deviceToken: push.request.deviceToken,
-                priority: push.request.priority,
-                reason: reason,
-                attemptedAt: now
-            )
-        )
-    }
-
-    private func record(
-        for send: Send,
-        _ outcome: DeliveryRecord.Outcome,
-        status: Int?,
-        reason: String?,
-        latency: Duration,
-        at now: Timestamp
-    ) -> DeliveryRecord {
-        DeliveryRecord(
-            position: send.position,
-            stream: send.stream,
-            version: send.version,
-            outcome: outcome,
-            attempt: send.attempt,
-            apnsID: send.request.apnsID,
-            deviceToken: send.request.deviceToken,
-            priority: send.request.priority,
-            status: status,
-            reason: reason,
-            latency: latency,
-            attemptedAt: now - latency
-        )
+        pending.records.append(DeliveryRecord(deciding: outcome, about: push, of: stream, reason: reason, at: now))
     }
 }

@@ -1,0 +1,63 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+
+extension DeliveryRecord {
+    /// A decision about an event that sends nothing (no token yet, nothing APNs could take).
+    init(deciding outcome: Outcome, about stored: StoredEvent, reason: String? = nil, at now: Timestamp) {
+        self.init(
+            position: stored.position,
+            stream: stored.stream,
+            version: stored.event.version,
+            outcome: outcome,
+            reason: reason,
+            attemptedAt: now
+        )
+    }
+
+    /// A decision about a push of a lane that was not (or not again) sent.
+    init(
+        deciding outcome: Outcome,
+        about push: ActivityLane.Push,
+        of stream: StreamID,
+        reason: String? = nil,
+        at now: Timestamp
+    ) {
+        self.init(
+            position: push.position,
+            stream: stream,
+            version: push.version,
+            outcome: outcome,
+            attempt: push.attempts,
+            apnsID: push.request.apnsID,
+            deviceToken: push.request.deviceToken,
+            priority: push.request.priority,
+            reason: reason,
+            attemptedAt: now
+        )
+    }
+
+    /// An attempt: `send` went out `latency` before `now` and got `response`.
+    init(
+        attempt send: DeliveryBook.Send,
+        _ outcome: Outcome,
+        response: APNsResponse,
+        latency: Duration,
+        at now: Timestamp
+    ) {
+        self.init(
+            position: send.position,
+            stream: send.stream,
+            version: send.version,
+            outcome: outcome,
+            attempt: send.attempt,
+            apnsID: send.request.apnsID,
+            deviceToken: send.request.deviceToken,
+            priority: send.request.priority,
+            status: response.status,
+            reason: response.reason,
+            latency: latency,
+            attemptedAt: now - latency
+        )
+    }
+}
