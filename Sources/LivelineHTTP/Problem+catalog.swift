@@ -134,6 +134,16 @@ extension Problem {
         )
     }
 
+    static func pushToStartTokenNotFound(_ slot: PushToStartSlot) -> Problem {
+        Problem(
+            .notFound,
+            code: "push_to_start_token_not_found",
+            detail: "The device \"\(slot.device)\" has no push-to-start token for \(slot.activityType); register one "
+                + "with PUT /v1/devices/\(slot.device)/push-to-start-tokens/{activityType}.",
+            details: ["deviceId": .string(slot.device.rawValue), "activityType": .string(slot.activityType)]
+        )
+    }
+
     static func apnsCredentialsNotFound(_ app: AppID) -> Problem {
         Problem(
             .notFound,

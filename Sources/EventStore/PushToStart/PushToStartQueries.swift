@@ -1,0 +1,79 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Postgres
+
+/// The SQL of push-to-start tokens: changes appended to `push_to_start_token_changes`, the current
+/// token read from the `push_to_start_tokens` view.
+enum PushToStartQueries {
+    /// How many of a slot's latest changes are read back.
+    static let historyLimit = 50
+
+    /// Appends a registration of `token`, unless it is the slot's current token already; `true`
+    /// when it appended one.
+    static func register(_ token: String, for slot: PushToStartSlot, _ connection: Connection) throws -> Bool {
+        try connection.execute(
+            """
+            INSERT INTO push_to_start_token_changes (app_id, device_id, activity_type, change, token)
+            SELECT \(slot.app.rawValue), \(slot.device.rawValue), \(slot.activityType), 'registered', \(token)
+            WHERE NOT EXISTS (
+                SELECT FROM push_to_start_tokens
+                WHERE app_id = \(slot.app.rawValue) AND device_id = \(slot.device.rawValue)
+                    AND activity_type = \(slot.activityType) AND token = \(token))
+            """
+        ) == 1
+    }
+
+    /// Appends a removal when the slot has a current token; `false` when it had none.
+    static func remove(_ slot: PushToStartSlot, _ connection: Connection) throws -> Bool {
+        try connection.execute(
+            """
+            INSERT INTO push_to_start_token_changes (app_id, device_id, activity_type, change)
+            SELECT app_id, device_id, activity_type, 'removed' FROM push_to_start_tokens
+            WHERE app_id = \(slot.app.rawValue) AND device_id = \(slot.device.rawValue)
+                AND activity_type = \(slot.activityType)
+            """
+        ) == 1
+    }
+
+    /// The slot's current token and its latest changes, in one statement (one snapshot); `nil`
+    /// when it never had a token.
+    static func token(of slot: PushToStartSlot, _ connection: Connection) throws -> PushToStartToken? {
+        let rows = try connection.query(
+            """
+            SELECT change.change, change.token, change.status, change.reason, change.invalid_since,
+                change.changed_at, current.token, current.registered_at
+            FROM (
+                SELECT * FROM push_to_start_token_changes
+                WHERE app_id = \(slot.app.rawValue) AND device_id = \(slot.device.rawValue)
+                    AND activity_type = \(slot.activityType)
+                ORDER BY id DESC LIMIT \(historyLimit)
+            ) AS change
+            LEFT JOIN push_to_start_tokens AS current USING (app_id, device_id, activity_type)
+            ORDER BY change.id
+            """
+        )
+        guard let first = rows.first else { return nil }
+        let current = try first.decode(6, as: String?.self).map { token in
+            PushToStartToken.Registration(
+                token: token,
+                registeredAt: Timestamp(try first.decode(7, as: PostgresTimestamp.self))
+            )
+        }
+        return PushToStartToken(slot: slot, current: current, changes: try rows.map(change))
+    }
+
+    private static func change(_ row: PostgresRow) throws -> PushToStartTokenChange {
+        let kind = try row.decode(0, as: String.self)
+        guard let known = PushToStartTokenChange.Kind(rawValue: kind) else {
+            throw EventStoreError.unreadableRow("push_to_start_token_changes: change \(kind)")
+        }
+        return PushToStartTokenChange(
+            kind: known,
+            token: try row.decode(1),
+            status: try row.decode(2),
+            reason: try row.decode(3),
+            invalidSince: try row.decode(4, as: PostgresTimestamp?.self).map(Timestamp.init),
+            changedAt: Timestamp(try row.decode(5, as: PostgresTimestamp.self))
+        )
+    }
+}
