@@ -22,8 +22,10 @@ struct LivelineAPI: APIProtocol {
         let app = try Caller.app()
         let key = try input.headers.idempotencyKey.map(IdempotencyKeys.validated)
         let activity = body.activityId ?? ActivityID.generated(for: app, idempotencyKey: key)
+        var request = try Command.Request(body)
+        request.remoteStart = try await remoteStart(asked: body, of: app)
         let stored = try await run(
-            .request(try Command.Request(body)),
+            .request(request),
             on: StreamID(app: app, activity: activity),
             ifMatch: nil,
             idempotencyKey: key,
@@ -117,6 +119,40 @@ struct LivelineAPI: APIProtocol {
         let events = try await store.events(of: try stream(input.path.activityId))
         guard !events.isEmpty else { throw Problem(Rejection.activityNotFound) }
         return .ok(.init(body: .json(.init(events: events.map { .init($0) }))))
+    }
+
+    /// The remote start a request asks for (`"start": "push"`), with the device's current
+    /// push-to-start token for the type; without one, the store refuses the request
+    /// (`push_to_start_token_missing`), recorded like every rejection and under its idempotency key.
+    private func remoteStart(asked body: Components.Schemas.ActivityRequest, of app: AppID) async throws -> RemoteStart?
+    {
+        guard body.start == .push else {
+            guard body.alert == nil else {
+                throw Problem.invalidRequest(
+                    "alert is shown as a remote start begins: send it with \"start\": \"push\" (updates carry their own).",
+                    field: "/alert"
+                )
+            }
+            return nil
+        }
+        guard let device = body.deviceId else {
+            throw Problem.invalidRequest(
+                "A remote start (\"start\": \"push\") goes to one device: send its deviceId.",
+                field: "/deviceId"
+            )
+        }
+        guard let alert = body.alert else {
+            throw Problem.invalidRequest(
+                "A remote start needs an alert: Apple requires one on a start.",
+                field: "/alert"
+            )
+        }
+        let slot = PushToStartSlot(app: app, device: device, activityType: body.activityType)
+        let token = try await store.pushToStartToken(of: slot)?.current?.token
+        return RemoteStart(
+            pushToStartToken: token,
+            alert: Alert(title: alert.title, body: alert.body, sound: alert.sound)
+        )
     }
 
     // MARK: Shared steps

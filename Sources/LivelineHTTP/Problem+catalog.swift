@@ -14,7 +14,7 @@ extension Problem {
             case .invalidTimestamp: .unprocessableContent
             case .pushBudgetExhausted: .tooManyRequests
             case .activityExists, .activityEnded, .activityDismissed, .outdatedUpdate, .targetMaximumExceeded,
-                .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue:
+                .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue, .pushToStartTokenMissing:
                 .conflict
             }
         var headers: HTTPFields = [:]

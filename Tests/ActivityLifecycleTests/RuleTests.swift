@@ -510,3 +510,41 @@ struct ClockOrderTests {
         #expect(timeline.activity?.version == 3)
     }
 }
+
+@Suite("Remote start: a request the device starts on a push-to-start")
+struct RemoteStartRuleTests {
+    static func request(token: String?) -> Command {
+        guard case .request(var request) = Make.request(deviceID: DeviceID(rawValue: "phone-1")) else {
+            preconditionFailure("a request")
+        }
+        request.remoteStart = RemoteStart(
+            pushToStartToken: token,
+            alert: Alert(title: "Order placed", body: "On its way")
+        )
+        return .request(request)
+    }
+
+    @Test("with the device's push-to-start token it is accepted, and the event keeps the token and the alert")
+    func accepted() throws {
+        var timeline = Timeline()
+        try timeline.send(Self.request(token: "aa01"))
+        guard case .requested(let requested) = timeline.events.last?.payload else {
+            Issue.record("no request event")
+            return
+        }
+        #expect(requested.remoteStart?.pushToStartToken == "aa01")
+        #expect(requested.remoteStart?.alert.title == "Order placed")
+        #expect(timeline.state == .active)
+    }
+
+    @Test("without one it is refused push_to_start_token_missing, naming the device and the type; nothing is appended")
+    func missingToken() {
+        var timeline = Timeline()
+        let rejection = timeline.rejection(of: Self.request(token: nil))
+        #expect(
+            rejection == .pushToStartTokenMissing(deviceID: DeviceID(rawValue: "phone-1"), activityType: "delivery")
+        )
+        #expect(rejection.map { Rejection(code: $0.code, details: $0.details) } == rejection)
+        #expect(timeline.events.isEmpty)
+    }
+}

@@ -217,6 +217,56 @@ import Testing
         #expect(renderings.last == .silent(silence))
     }
 
+    static let startToken = String(repeating: "cd", count: 40)
+    static let startAlert = Alert(title: "Power Panda is on an adventure!", body: "Tap to follow along.")
+
+    static func remoteStart(startDate: Timestamp? = nil) -> Command.Request {
+        var request = DeviceStory.request(
+            attributes: JSONObject(["currentHealthLevel": .number(100)]),
+            swordFound,
+            startDate: startDate
+        )
+        request.remoteStart = RemoteStart(pushToStartToken: startToken.uppercased(), alert: startAlert)
+        return request
+    }
+
+    @Test func aRemoteStartIsAStartPushToThePushToStartTokenAsksForTheUpdateToken() throws {
+        var story = DeviceStory()
+        let push = try #require(try story.last(.request(Self.remoteStart())).request)
+        #expect(push.path == "/3/device/" + Self.startToken)
+        #expect(push.startsActivity && push.priority == .high)
+        #expect(
+            try JSONParser.parse(push.body)
+                == json(
+                    """
+                    {"aps": {"timestamp": 1685952000, "event": "start",
+                      "attributes-type": "AdventureAttributes", "attributes": {"currentHealthLevel": 100},
+                      "input-push-token": 1,
+                      "content-state": {"currentHealthLevel": 0.941, "eventDescription": "Power Panda found a sword!"},
+                      "alert": {"title": "Power Panda is on an adventure!", "body": "Tap to follow along."}}}
+                    """
+                )
+        )
+        // Updates before the device reports the activity's token wait for it, then the newest goes.
+        #expect(
+            try story.last(.update(.init(content: ActivityContent(contentState: Self.knockedDown)))) == .awaitingToken
+        )
+        let first = try #require(try story.last(.registerPushToken(DeviceStory.token)).request)
+        #expect(first.path == "/3/device/" + DeviceStory.token && !first.startsActivity)
+        #expect(try aps(first)["content-state"] == .object(Self.knockedDown.members))
+    }
+
+    @Test func aScheduledRemoteStartIsSentAtItsStartDate() throws {
+        var story = DeviceStory()
+        let startDate = DeviceStory.start + .seconds(60)
+        #expect(try story.last(.request(Self.remoteStart(startDate: startDate))) == .silent(.startsAtStartDate))
+        story.now = startDate
+        let push = try #require(try story.last(.start).request)
+        #expect(push.startsActivity && push.path == "/3/device/" + Self.startToken)
+        #expect(try aps(push)["event"] == .string("start"))
+        #expect(try aps(push)["timestamp"] == .number(JSONNumber(startDate.epochSeconds)))
+    }
+
     @Test func anUpdateWithoutATokenWaitsForOne() throws {
         var story = DeviceStory()
         try story.send(.request(DeviceStory.request()))

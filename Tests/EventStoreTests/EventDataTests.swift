@@ -29,7 +29,11 @@ struct EventDataTests {
                         pushType: .channel,
                         style: .transient,
                         deviceID: DeviceID(rawValue: "phone-1"),
-                        timestamp: start - .seconds(1)
+                        timestamp: start - .seconds(1),
+                        remoteStart: RemoteStart(
+                            pushToStartToken: "c0ffee01",
+                            alert: Alert(title: "Order placed", body: "We'll keep you posted", sound: "ding.caf")
+                        )
                     )
                 )
             ),

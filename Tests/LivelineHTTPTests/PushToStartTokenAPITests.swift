@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import EventStore
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -124,6 +125,96 @@ struct PushToStartTokenAPITests {
             #expect(try await api.send(.get, uri, key: other.key.key).status == .notFound)
             #expect(try await api.send(.delete, uri, key: other.key.key).status == .notFound)
             #expect(try await api.send(.get, uri, key: APIFixture.adminKey).status == .forbidden)
+        }
+    }
+}
+
+@Suite("Remote start through the API: \"start\": \"push\" to a device's push-to-start token")
+struct RemoteStartAPITests {
+    static func body(_ extra: String = "") -> [UInt8] {
+        Array(
+            #"{"activityId":"kickoff","activityType":"Match","contentState":{"score":"0-0"},"start":"push","deviceId":"phone-1","alert":{"title":"Kick-off","body":"Lions v Bears"}\#(extra)}"#
+                .utf8
+        )
+    }
+
+    @Test(
+        "with the device's token it is accepted; the event keeps the token; a retry under its key replays, token or not"
+    )
+    func accepted() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            _ = try await app.client.registerPushToStartToken(
+                path: .init(deviceId: "phone-1", activityType: "Match"),
+                body: .json(.init(pushToStartToken: "aa01"))
+            ).ok
+            let headers: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "kickoff-1"]
+            let created = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                headers: headers,
+                body: Self.body()
+            )
+            #expect(created.status == .created)
+            let events = try await api.store.events(of: StreamID(app: app.id, activity: activityID("kickoff")))
+            guard case .requested(let requested) = events.first?.event.payload else {
+                Issue.record("no request event")
+                return
+            }
+            #expect(
+                requested.remoteStart
+                    == RemoteStart(pushToStartToken: "aa01", alert: Alert(title: "Kick-off", body: "Lions v Bears"))
+            )
+
+            // The token is gone, but the retry gets the first answer and appends nothing.
+            _ = try await app.client.removePushToStartToken(path: .init(deviceId: "phone-1", activityType: "Match"))
+                .noContent
+            let retried = try await api.send(
+                .post,
+                "/v1/activities",
+                key: app.key.key,
+                headers: headers,
+                body: Self.body()
+            )
+            #expect(retried.status == .created)
+            #expect(try await api.store.events(of: StreamID(app: app.id, activity: activityID("kickoff"))).count == 1)
+        }
+    }
+
+    @Test("without a token it is refused 409 push_to_start_token_missing, recorded like every rejection")
+    func missingToken() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let refused = try await api.send(.post, "/v1/activities", key: app.key.key, body: Self.body())
+            #expect(refused.status == .conflict)
+            let problem = try problem(refused)
+            #expect(problem.code == "push_to_start_token_missing")
+            #expect(
+                problem.detail("deviceId") == .string("phone-1") && problem.detail("activityType") == .string("Match")
+            )
+            let recorded = try await api.store.rejections(of: app.id, code: "push_to_start_token_missing", limit: 10)
+            #expect(recorded.count == 1)
+        }
+    }
+
+    @Test(
+        "a remote start without a device or an alert, or an alert without a remote start, is a 400 naming the field",
+        arguments: [
+            (
+                #"{"activityType":"Match","contentState":{},"start":"push","alert":{"title":"t","body":"b"}}"#,
+                "/deviceId"
+            ),
+            (#"{"activityType":"Match","contentState":{},"start":"push","deviceId":"phone-1"}"#, "/alert"),
+            (#"{"activityType":"Match","contentState":{},"alert":{"title":"t","body":"b"}}"#, "/alert"),
+        ]
+    )
+    func badRemoteStart(body: String, field: String) async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let response = try await api.send(.post, "/v1/activities", key: app.key.key, body: Array(body.utf8))
+            #expect(response.status == .badRequest)
+            #expect(try problem(response).detail("field") == .string(field))
         }
     }
 }

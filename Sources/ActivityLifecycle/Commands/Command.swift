@@ -29,6 +29,9 @@ public enum Command: Hashable, Sendable {
         public var deviceID: DeviceID?
         /// The app's own clock reading, for ordering later updates.
         public var timestamp: Timestamp?
+        /// Set when the device is to start the activity on a push (push-to-start), rather than
+        /// the app on the device.
+        public var remoteStart: RemoteStart?
 
         public init(
             activityType: String,
@@ -38,7 +41,8 @@ public enum Command: Hashable, Sendable {
             pushType: PushType? = nil,
             style: ActivityStyle? = nil,
             deviceID: DeviceID? = nil,
-            timestamp: Timestamp? = nil
+            timestamp: Timestamp? = nil,
+            remoteStart: RemoteStart? = nil
         ) {
             self.activityType = activityType
             self.attributes = attributes
@@ -48,6 +52,7 @@ public enum Command: Hashable, Sendable {
             self.style = style
             self.deviceID = deviceID
             self.timestamp = timestamp
+            self.remoteStart = remoteStart
         }
     }
 

@@ -79,6 +79,9 @@ extension Lifecycle {
     ) throws(Rejection) -> ActivityEvent {
         try checkLead(request.timestamp, at: now)
         try checkSize(attributes: request.attributes, content: request.content)
+        if let remoteStart = request.remoteStart, remoteStart.pushToStartToken == nil {
+            throw .pushToStartTokenMissing(deviceID: request.deviceID, activityType: request.activityType)
+        }
         let open = context.open
         guard open.app < context.app.maxOpen else {
             throw .targetMaximumExceeded(limit: context.app.maxOpen, count: open.app)

@@ -31,6 +31,11 @@ extension Rejection {
             ["command": .string(command), "state": .string(state.rawValue)]
         case .notDue(let command, let dueAt):
             ["command": .string(command)].merging(dueAt.map { ["dueAt": .string($0.description)] } ?? [:]) { $1 }
+        case .pushToStartTokenMissing(let deviceID, let activityType):
+            ["activityType": .string(activityType)].merging(deviceID.map { ["deviceId": .string($0.rawValue)] } ?? [:])
+            {
+                $1
+            }
         }
     }
 
@@ -80,6 +85,12 @@ extension Rejection {
         case "not_due":
             guard let command = string("command") else { return nil }
             self = .notDue(command: command, dueAt: instant("dueAt"))
+        case "push_to_start_token_missing":
+            guard let activityType = string("activityType") else { return nil }
+            self = .pushToStartTokenMissing(
+                deviceID: string("deviceId").flatMap(DeviceID.init(rawValue:)),
+                activityType: activityType
+            )
         default:
             return nil
         }

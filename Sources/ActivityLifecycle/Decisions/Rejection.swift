@@ -28,6 +28,8 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidTransition(command: String, state: ActivityState)
     /// A time-driven command before its time.
     case notDue(command: String, dueAt: Timestamp?)
+    /// A remote start for a device that has no push-to-start token for the activity type.
+    case pushToStartTokenMissing(deviceID: DeviceID?, activityType: String)
 
     /// The stable machine-readable code.
     public var code: String {
@@ -45,6 +47,7 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .pushBudgetExhausted: "push_budget_exhausted"
         case .invalidTransition: "invalid_transition"
         case .notDue: "not_due"
+        case .pushToStartTokenMissing: "push_to_start_token_missing"
         }
     }
 
@@ -78,6 +81,9 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
             "Cannot \(command) an activity that is \(state.rawValue)."
         case .notDue(let command, let dueAt):
             "Too early to \(command)" + (dueAt.map { ": due at \($0)." } ?? ": nothing is due.")
+        case .pushToStartTokenMissing(let deviceID, let activityType):
+            "Device \(deviceID?.rawValue ?? "(none)") has no push-to-start token for \(activityType): register the token "
+                + "ActivityKit gave the app (PUT /v1/devices/{deviceId}/push-to-start-tokens/{activityType}) first."
         }
     }
 }

@@ -64,6 +64,7 @@ public enum EventPayload: Hashable, Sendable {
         public var style: ActivityStyle?
         public var deviceID: DeviceID?
         public var timestamp: Timestamp?
+        public var remoteStart: RemoteStart?
 
         public init(_ request: Command.Request) {
             activityType = request.activityType
@@ -74,6 +75,7 @@ public enum EventPayload: Hashable, Sendable {
             style = request.style
             deviceID = request.deviceID
             timestamp = request.timestamp
+            remoteStart = request.remoteStart
         }
     }
 

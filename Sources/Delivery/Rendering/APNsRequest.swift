@@ -16,6 +16,9 @@ public struct APNsRequest: Hashable, Sendable {
     public let apnsID: String
     /// The JSON body (`{"aps": {…}}`), at most `maximumBodySize` bytes.
     public let body: [UInt8]
+    /// A push-to-start (`event: start`): `deviceToken` is the device's push-to-start token, and
+    /// the push is never sent a second time once APNs may have received it.
+    public let startsActivity: Bool
 
     public init(
         deviceToken: String,
@@ -23,7 +26,8 @@ public struct APNsRequest: Hashable, Sendable {
         priority: Priority,
         expiration: Timestamp,
         apnsID: String,
-        body: [UInt8]
+        body: [UInt8],
+        startsActivity: Bool = false
     ) {
         self.deviceToken = deviceToken
         self.topic = topic
@@ -31,6 +35,7 @@ public struct APNsRequest: Hashable, Sendable {
         self.expiration = expiration
         self.apnsID = apnsID
         self.body = body
+        self.startsActivity = startsActivity
     }
 
     /// APNs refuses a larger body (`PayloadTooLarge`).

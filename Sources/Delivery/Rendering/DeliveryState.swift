@@ -2,8 +2,9 @@ public import ActivityLifecycle
 public import CanonicalJSON
 
 /// An activity as delivery sees it: the lifecycle's state, the version of the event whose
-/// content it shows (the request, an update, or an end that carried content), and when its
-/// current push token was registered.
+/// content it shows (the request, an update, or an end that carried content), when its current
+/// push token was registered, and how the device is to start it when its request asked for a
+/// push-to-start.
 public struct DeliveryState: Hashable, Sendable {
     public private(set) var activity: Activity
     /// `1` while the content is still the requested one.
@@ -11,13 +12,19 @@ public struct DeliveryState: Hashable, Sendable {
     /// When the current push token was registered (a token APNs declared dead before then was
     /// registered again, so it is alive).
     public private(set) var tokenRegisteredAt: Timestamp?
+    /// From the request: the device starts the activity on a push to this token.
+    public private(set) var remoteStart: RemoteStart?
 
     /// The state after folding `event` onto `state` (`nil` before the first event).
     public init(_ state: DeliveryState?, folding event: ActivityEvent, by lifecycle: Lifecycle) throws(IllegalEvent) {
         activity = try lifecycle.evolve(state?.activity, with: event)
         tokenRegisteredAt = state?.tokenRegisteredAt
+        remoteStart = state?.remoteStart
         switch event.payload {
-        case .requested, .updated:
+        case .requested(let requested):
+            contentVersion = event.version
+            remoteStart = requested.remoteStart
+        case .updated:
             contentVersion = event.version
         case .ended(let ended) where ended.content != nil:
             contentVersion = event.version

@@ -4,8 +4,15 @@ import CanonicalJSON
 /// The `aps` body of a Live Activity push (ActivityKit's push payload).
 struct LiveActivityPayload {
     enum Kind {
+        /// Push-to-start: the device creates the activity of this `ActivityAttributes` type and
+        /// reports its push token (`input-push-token`).
+        case start(attributesType: String, attributes: JSONObject)
         case update
         case end(dismissalDate: Timestamp?)
+
+        var startsActivity: Bool {
+            if case .start = self { true } else { false }
+        }
     }
 
     let kind: Kind
@@ -19,6 +26,11 @@ struct LiveActivityPayload {
         var aps = JSONObjectWriter()
         aps.add("timestamp", .seconds(timestamp))
         switch kind {
+        case .start(let attributesType, let attributes):
+            aps.add("event", .string("start"))
+            aps.add("attributes-type", .string(attributesType))
+            aps.add("attributes", attributes)
+            aps.add("input-push-token", .number(JSONNumber(1)))
         case .update:
             aps.add("event", .string("update"))
         case .end(let dismissalDate):

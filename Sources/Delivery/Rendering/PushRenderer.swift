@@ -7,6 +7,9 @@ public import EventStore
 /// leaves, and the app's topic. No I/O, no clock.
 ///
 /// Which events send (docs/delivery.md):
+/// - `activity.requested` with a remote start (or, for a scheduled one, `activity.started`):
+///   `event: start` to the device's push-to-start token, with the attributes, the first
+///   content, the request's alert, and `input-push-token`;
 /// - `activity.updated`: `event: update` with the new content, its alert, and the priority the
 ///   budget ledger recorded;
 /// - `activity.ended` by the app: `event: end` with the final content (or the current one) and
@@ -32,9 +35,17 @@ public struct PushRenderer: Sendable {
         var alert: Alert? = nil
         var priority = Priority.high
         var expiration = lifetimeEnd(of: activity)
+        var token = activity.pushToken
         switch event.event.payload {
         case .requested, .started:
-            return .silent(.startedOnDevice)
+            guard let remoteStart = state.remoteStart, let pushToStartToken = remoteStart.pushToStartToken else {
+                return .silent(.startedOnDevice)
+            }
+            guard activity.state != .pending else { return .silent(.startsAtStartDate) }
+            kind = .start(attributesType: activity.activityType, attributes: activity.attributes)
+            content = activity.content
+            alert = remoteStart.alert
+            token = pushToStartToken
         case .becameStale:
             return .silent(.appliedByDevice)
         case .dismissed(let dismissed):
@@ -56,7 +67,7 @@ public struct PushRenderer: Sendable {
             kind = .update
             content = activity.content
         }
-        guard let token = activity.pushToken else { return .awaitingToken }
+        guard let token else { return .awaitingToken }
         guard let deviceToken = Self.normalized(token) else { return .undeliverable(.malformedToken) }
         let body = LiveActivityPayload(
             kind: kind,
@@ -75,7 +86,8 @@ public struct PushRenderer: Sendable {
                 priority: priority,
                 expiration: expiration,
                 apnsID: Self.apnsID(of: event),
-                body: body
+                body: body,
+                startsActivity: kind.startsActivity
             )
         )
     }

@@ -15,6 +15,9 @@ public enum PushRendering: Hashable, Sendable {
         /// The app started the activity on the device (`activity.requested`, `activity.started`):
         /// the device shows its first content already.
         case startedOnDevice = "started_on_device"
+        /// A remote start scheduled for later (`startDate`): the push goes with
+        /// `activity.started`.
+        case startsAtStartDate = "starts_at_start_date"
         /// The device applies it itself from dates it was sent: stale dates, the lifetime's end,
         /// the dismissal deadline.
         case appliedByDevice = "applied_by_device"

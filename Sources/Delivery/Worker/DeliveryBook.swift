@@ -169,12 +169,17 @@ struct DeliveryBook {
     ) -> DeliveryRecord {
         inFlight -= 1
         let verdict = APNsVerdict(response)
-        let (status, reason) = (response.status, response.reason)
+        let status = response.status
+        var reason = response.reason
         let outcome: DeliveryRecord.Outcome
         var retryAt: Timestamp? = nil
         switch verdict {
         case .delivered:
             outcome = .delivered
+        case .retry where send.request.startsActivity && status == nil:
+            // APNs may have received it: a second start could start a second activity.
+            outcome = .failed
+            reason = (reason ?? "no answer") + "; a start is not sent again once APNs may have received it"
         case .retry:
             let time = now + backoff(send.attempt)
             if send.attempt < maximumAttempts && time < send.request.expiration {
@@ -188,14 +193,7 @@ struct DeliveryBook {
             let since = since ?? now
             invalidTokens[send.stream, default: [:]][send.request.deviceToken] = since
             pending.invalidations.append(
-                TokenInvalidation(
-                    stream: send.stream,
-                    deviceToken: send.request.deviceToken,
-                    position: send.position,
-                    status: status ?? 0,
-                    reason: reason ?? "",
-                    since: since
-                )
+                invalidation(of: send, status: status ?? 0, reason: reason ?? "", since: since)
             )
         case .suspendApp:
             outcome = .appSuspended
@@ -214,7 +212,14 @@ struct DeliveryBook {
         case .fail:
             outcome = .failed
         }
-        let finished = DeliveryRecord(attempt: send, outcome, response: response, latency: latency, at: now)
+        let finished = DeliveryRecord(
+            attempt: send,
+            outcome,
+            status: status,
+            reason: reason,
+            latency: latency,
+            at: now
+        )
         pending.records.append(finished)
         if let retryAt {
             if let superseded = lanes[send.stream]?.retry(at: retryAt) {
@@ -260,6 +265,30 @@ struct DeliveryBook {
             states[stored.stream] = nil
             return nil
         }
+    }
+
+    /// What to record of a token APNs declared dead: an activity's push token, or the
+    /// push-to-start token its remote start went to (as registered, in its device's slot).
+    private func invalidation(of send: Send, status: Int, reason: String, since: Timestamp) -> TokenInvalidation {
+        var invalidation = TokenInvalidation(
+            stream: send.stream,
+            deviceToken: send.request.deviceToken,
+            position: send.position,
+            status: status,
+            reason: reason,
+            since: since
+        )
+        if send.request.startsActivity, let state = states[send.stream], let device = state.activity.deviceID,
+            let pushToStartToken = state.remoteStart?.pushToStartToken
+        {
+            invalidation.deviceToken = pushToStartToken
+            invalidation.pushToStart = PushToStartSlot(
+                app: send.stream.app,
+                device: device,
+                activityType: state.activity.activityType
+            )
+        }
+        return invalidation
     }
 
     /// Forgets a dismissed activity once nothing of it is on its way.

@@ -36,6 +36,18 @@ enum DeliveryQueries {
                 )
             }
             for invalidation in invalidations {
+                if let slot = invalidation.pushToStart {
+                    try connection.execute(
+                        """
+                        INSERT INTO push_to_start_token_changes (app_id, device_id, activity_type, change, token, status,
+                            reason, invalid_since)
+                        VALUES (\(slot.app.rawValue), \(slot.device.rawValue), \(slot.activityType), 'invalidated',
+                            \(invalidation.deviceToken), \(invalidation.status), \(invalidation.reason),
+                            \(PostgresTimestamp(invalidation.since)))
+                        """
+                    )
+                    continue
+                }
                 try connection.execute(
                     """
                     INSERT INTO push_token_invalidations (app_id, activity_id, device_token, position, status, reason,
@@ -264,11 +276,14 @@ enum DeliveryQueries {
 /// A token APNs declared dead, to record.
 struct TokenInvalidation: Hashable, Sendable {
     let stream: StreamID
-    let deviceToken: String
+    var deviceToken: String
     let position: Int64
     let status: Int
     let reason: String
     let since: Timestamp
+    /// Set when the token is a push-to-start token (a remote start's), with `deviceToken` as it
+    /// was registered: its invalidation is a change of that slot's token, not of the activity's.
+    var pushToStart: PushToStartSlot? = nil
 }
 
 /// An app whose credentials APNs refused, to record.

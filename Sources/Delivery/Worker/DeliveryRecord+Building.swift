@@ -37,11 +37,13 @@ extension DeliveryRecord {
         )
     }
 
-    /// An attempt: `send` went out `latency` before `now` and got `response`.
+    /// An attempt: `send` went out `latency` before `now`; APNs' status (if it answered), and its
+    /// reason or what happened.
     init(
         attempt send: DeliveryBook.Send,
         _ outcome: Outcome,
-        response: APNsResponse,
+        status: Int?,
+        reason: String?,
         latency: Duration,
         at now: Timestamp
     ) {
@@ -54,8 +56,8 @@ extension DeliveryRecord {
             apnsID: send.request.apnsID,
             deviceToken: send.request.deviceToken,
             priority: send.request.priority,
-            status: response.status,
-            reason: response.reason,
+            status: status,
+            reason: reason,
             latency: latency,
             attemptedAt: now - latency
         )

@@ -24,16 +24,18 @@ enum EventData {
             data.add("style", requested.style.map { .string($0.rawValue) })
             data.add("deviceId", requested.deviceID.map { .string($0.rawValue) })
             data.add("timestamp", requested.timestamp.map(time))
-        case .updated(let updated):
-            data.add("content", content(updated.content))
             data.add(
-                "alert",
-                updated.alert.map { alert in
-                    var members: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
-                    members["sound"] = alert.sound.map(JSONValue.string)
-                    return .object(members)
+                "remoteStart",
+                requested.remoteStart.map { remoteStart in
+                    var members = JSONObjectWriter()
+                    members.add("pushToStartToken", remoteStart.pushToStartToken.map(JSONValue.string))
+                    members.add("alert", alert(remoteStart.alert))
+                    return members
                 }
             )
+        case .updated(let updated):
+            data.add("content", content(updated.content))
+            data.add("alert", updated.alert.map(alert))
             data.add("priority", .number(JSONNumber(updated.priority.rawValue)))
             data.add("downgraded", .bool(updated.downgraded))
             data.add("timestamp", updated.timestamp.map(time))
@@ -59,6 +61,12 @@ enum EventData {
         members.add("staleDate", content.staleDate.map(time))
         members.add("relevanceScore", content.relevanceScore.map { .number(JSONNumber($0.value)) })
         return members
+    }
+
+    private static func alert(_ alert: Alert) -> JSONValue {
+        var members: [String: JSONValue] = ["title": .string(alert.title), "body": .string(alert.body)]
+        members["sound"] = alert.sound.map(JSONValue.string)
+        return .object(members)
     }
 
     private static func time(_ timestamp: Timestamp) -> JSONValue { .string(timestamp.description) }
@@ -88,7 +96,14 @@ enum EventData {
                         pushType: try data["pushType"].ifPresent { try $0.oneOf(PushType.self) },
                         style: try data["style"].ifPresent { try $0.oneOf(ActivityStyle.self) },
                         deviceID: try data["deviceId"].ifPresent { try $0.oneOf(DeviceID.self) },
-                        timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
+                        timestamp: try data["timestamp"].ifPresent { try $0.timestamp() },
+                        remoteStart: try data["remoteStart"].ifPresent { member in
+                            let remoteStart = try member.object()
+                            return RemoteStart(
+                                pushToStartToken: try remoteStart["pushToStartToken"].string(),
+                                alert: try alert(remoteStart["alert"].object())
+                            )
+                        }
                     )
                 )
             )
@@ -98,14 +113,7 @@ enum EventData {
             return .updated(
                 EventPayload.Updated(
                     content: try content(data["content"].object()),
-                    alert: try data["alert"].ifPresent { member in
-                        let alert = try member.object()
-                        return Alert(
-                            title: try alert["title"].string(),
-                            body: try alert["body"].string(),
-                            sound: try alert["sound"].ifPresent { try $0.string() }
-                        )
-                    },
+                    alert: try data["alert"].ifPresent { try alert($0.object()) },
                     priority: try data["priority"].oneOf(Priority.self),
                     downgraded: try data["downgraded"].bool(),
                     timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
@@ -128,6 +136,14 @@ enum EventData {
         case .pushTokenChanged:
             return .pushTokenChanged(EventPayload.PushTokenChanged(pushToken: try data["pushToken"].string()))
         }
+    }
+
+    private static func alert(_ alert: DataObject) throws -> Alert {
+        Alert(
+            title: try alert["title"].string(),
+            body: try alert["body"].string(),
+            sound: try alert["sound"].ifPresent { try $0.string() }
+        )
     }
 
     private static func content(_ content: DataObject) throws -> ActivityContent {
