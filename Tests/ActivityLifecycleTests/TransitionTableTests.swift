@@ -144,8 +144,18 @@ struct TransitionTableTests {
 
     @Test("register push token", arguments: ActivityState.allCases)
     func registerPushToken(state: ActivityState) {
-        let expected: Expected = state.isOpen ? .to(state) : .reject("activity_ended")
+        // An ended activity without a token (as here) takes one, so that its end reaches it.
+        let expected: Expected = state.isOpen || state == .ended ? .to(state) : .reject("activity_ended")
         check(state, .registerPushToken("new-token"), expect: expected)
+    }
+
+    @Test("an ended activity that had a token takes no other")
+    func endedWithToken() throws {
+        var timeline = Timeline()
+        try timeline.send(Make.request())
+        try timeline.send(.registerPushToken("token-1"))
+        try timeline.send(Make.end())
+        #expect(timeline.rejection(of: .registerPushToken("token-2")) == .activityEnded(state: .ended))
     }
 
     @Test("commands other than request need an existing activity")

@@ -256,6 +256,20 @@ import Testing
         #expect(try aps(first)["content-state"] == .object(Self.knockedDown.members))
     }
 
+    @Test func anEndBeforeTheTokenArrivesGoesToTheTokenWhenItDoes() throws {
+        var story = DeviceStory()
+        try story.send(.request(Self.remoteStart()))
+        let endedAt = story.now
+        #expect(try story.last(.end(.init(dismissal: .after(endedAt + .seconds(600))))) == .awaitingToken)
+        story.now = story.now + .seconds(30)
+        let push = try #require(try story.last(.registerPushToken(DeviceStory.token)).request)
+        #expect(push.path == "/3/device/" + DeviceStory.token)
+        #expect(try aps(push)["event"] == .string("end"))
+        #expect(try aps(push)["dismissal-date"] == .number(JSONNumber((endedAt + .seconds(600)).epochSeconds)))
+        #expect(try aps(push)["timestamp"] == .number(JSONNumber(story.now.epochSeconds)))
+        #expect(push.expiration == endedAt + LifecyclePolicy.standard.dismissalWindow)
+    }
+
     @Test func aScheduledRemoteStartIsSentAtItsStartDate() throws {
         var story = DeviceStory()
         let startDate = DeviceStory.start + .seconds(60)

@@ -57,6 +57,31 @@ import Testing
         }
     }
 
+    @Test func anEndBeforeTheReportedTokenReachesItWhenItArrives() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            try await fixture.withWorkers {
+                let stream = fixture.stream("called-off")
+                try await fixture.execute(Self.remoteStart(token: DeliveryFixture.token(73)), on: stream, in: store)
+                try await fixture.execute(.end(.init(dismissal: .default)), on: stream, in: store)
+                try await fixture.eventually("the end waits for the activity's token") {
+                    try await store.deliveries(of: stream).contains { $0.outcome == .awaitingToken && $0.version == 2 }
+                }
+                let token = DeliveryFixture.token(74)
+                try await fixture.execute(.registerPushToken(token), on: stream, in: store)
+                try await fixture.eventually("the end reaches the token") {
+                    fixture.server.received(by: token).count == 1
+                }
+                let end = try #require(fixture.server.received(by: token).first)
+                guard case .object(let root) = try JSONParser.parse(end.body), case .object(let aps)? = root["aps"]
+                else {
+                    Issue.record("no aps")
+                    return
+                }
+                #expect(aps["event"] == .string("end"))
+            }
+        }
+    }
+
     @Test func aPushToStartTokenAPNsDeclaresDeadIsInvalidatedInItsSlot() async throws {
         try await DeliveryFixture.run { fixture, store in
             try await fixture.withWorkers {

@@ -73,4 +73,11 @@ public struct Activity: Hashable, Sendable {
 
     /// Bytes of `attributes` plus `contentState`, the quantity the payload limit bounds.
     public var payloadSize: Int { attributes.encodedSize + content.contentState.encodedSize }
+
+    /// Whether a push token may be registered: while it is open, and once after it ended if it
+    /// never had one (an activity ended before its token arrived — often a remote start's — so
+    /// that its end can still reach the device).
+    public var acceptsPushToken: Bool {
+        state.isOpen || (state == .ended && pushToken == nil)
+    }
 }

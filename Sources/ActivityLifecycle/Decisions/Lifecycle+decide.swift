@@ -210,7 +210,7 @@ extension Lifecycle {
     }
 
     private func pushTokenChanged(_ activity: Activity, _ token: String) throws(Rejection) -> EventPayload? {
-        guard activity.state.isOpen else { throw .activityEnded(state: activity.state) }
+        guard activity.acceptsPushToken else { throw .activityEnded(state: activity.state) }
         guard token != activity.pushToken else { return nil }
         return .pushTokenChanged(.init(pushToken: token))
     }

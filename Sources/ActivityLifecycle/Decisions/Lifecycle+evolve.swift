@@ -113,7 +113,7 @@ extension Lifecycle {
             activity.dismissedAt = now
 
         case .pushTokenChanged(let changed):
-            try require(state.isOpen, "activity.push_token_changed while \(state.rawValue)")
+            try require(activity.acceptsPushToken, "activity.push_token_changed while \(state.rawValue)")
             activity.pushToken = changed.pushToken
         }
         activity.version = event.version

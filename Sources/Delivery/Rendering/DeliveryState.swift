@@ -14,12 +14,17 @@ public struct DeliveryState: Hashable, Sendable {
     public private(set) var tokenRegisteredAt: Timestamp?
     /// From the request: the device starts the activity on a push to this token.
     public private(set) var remoteStart: RemoteStart?
+    /// How the activity ended, once it has: what its end push says, also when its token arrives
+    /// after the end.
+    public private(set) var end: EventPayload.Ended?
 
     /// The state after folding `event` onto `state` (`nil` before the first event).
     public init(_ state: DeliveryState?, folding event: ActivityEvent, by lifecycle: Lifecycle) throws(IllegalEvent) {
         activity = try lifecycle.evolve(state?.activity, with: event)
         tokenRegisteredAt = state?.tokenRegisteredAt
         remoteStart = state?.remoteStart
+        end = state?.end
+        if case .ended(let ended) = event.payload { end = ended }
         switch event.payload {
         case .requested(let requested):
             contentVersion = event.version

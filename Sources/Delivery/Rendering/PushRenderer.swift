@@ -15,7 +15,8 @@ public import EventStore
 /// - `activity.ended` by the app: `event: end` with the final content (or the current one) and
 ///   the dismissal date its policy implies;
 /// - `activity.push_token_changed` after the content changed: the newest content, to the new
-///   token, at once (priority 10), so an activity's state reaches a token that arrives late.
+///   token, at once (priority 10), so an activity's state reaches a token that arrives late; and
+///   after the end (a token that arrived after the activity ended): the end.
 ///
 /// Everything else the device knows or does itself.
 public struct PushRenderer: Sendable {
@@ -52,6 +53,14 @@ public struct PushRenderer: Sendable {
             return .silent(dismissed.reason == .userRemoved ? .reportedByDevice : .appliedByDevice)
         case .ended(let ended) where ended.reason == .lifetimeExceeded:
             return .silent(.appliedByDevice)
+        case .pushTokenChanged where activity.state == .ended:
+            // The activity ended before its token arrived: the end goes to it now.
+            guard let ended = state.end, ended.reason != .lifetimeExceeded, let endedAt = activity.endedAt else {
+                return .silent(.appliedByDevice)
+            }
+            kind = .end(dismissalDate: Self.dismissalDate(of: ended, endingAt: endedAt))
+            content = activity.content
+            expiration = endedAt + policy.dismissalWindow
         case .pushTokenChanged where state.contentVersion == 1:
             return .silent(.deviceIsCurrent)
         case .updated(let updated):
