@@ -31,6 +31,7 @@ struct Audit: AsyncParsableCommand {
                 events: try await store.events(of: stream),
                 rejections: try await store.rejections(of: stream.app, activity: stream.activity, limit: 10_000),
                 deliveries: try await store.deliveries(of: stream, limit: 10_000),
+                lineage: try await store.tokenLineage(of: stream),
                 lifecycle: store.lifecycle
             )
             guard !entries.isEmpty else {

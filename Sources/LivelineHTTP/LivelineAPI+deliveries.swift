@@ -33,3 +33,22 @@ extension Components.Schemas.Delivery {
         )
     }
 }
+
+extension Components.Schemas.TokenLink {
+    init(_ link: TokenLineage.Link) {
+        self.init(
+            kind: link.kind == .pushToStart ? .pushToStart : .push,
+            token: link.token,
+            version: link.version,
+            since: link.since,
+            invalidated: link.invalidation.map { death in
+                .init(
+                    status: death.status,
+                    reason: death.reason,
+                    invalidSince: death.invalidSince,
+                    recordedAt: death.recordedAt
+                )
+            }
+        )
+    }
+}

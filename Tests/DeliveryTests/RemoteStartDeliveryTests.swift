@@ -1,6 +1,7 @@
 import ActivityLifecycle
 import CanonicalJSON
 import Delivery
+import EventLogTools
 import EventStore
 import LocalAPNs
 import Testing
@@ -53,6 +54,10 @@ import Testing
                     fixture.steps(receivedBy: token) == [2]
                 }
                 #expect(fixture.server.received(by: startToken).count == 1)
+                let lineage = try #require(try await store.tokenLineage(of: stream))
+                #expect(lineage.links.map(\.kind) == [.pushToStart, .push])
+                #expect(lineage.links.map(\.token) == [startToken, token])
+                #expect(lineage.links.allSatisfy { $0.invalidation == nil })
             }
         }
     }
@@ -106,6 +111,21 @@ import Testing
                 let changes = try #require(try await store.pushToStartToken(of: slot)).changes
                 #expect(changes.map(\.kind) == [.registered, .invalidated])
                 #expect(changes.last?.reason == "Unregistered" && changes.last?.status == 410)
+                let lineage = try #require(try await store.tokenLineage(of: stream))
+                #expect(lineage.links.count == 1)
+                #expect(lineage.links.first?.kind == .pushToStart && lineage.links.first?.invalidation?.status == 410)
+                // The audit shows the chain on the request: the token it started with, and its death.
+                let audit = AuditTimeline.build(
+                    events: try await store.events(of: stream),
+                    rejections: [],
+                    deliveries: try await store.deliveries(of: stream),
+                    lineage: lineage,
+                    lifecycle: store.lifecycle
+                )
+                #expect(audit.first?.token?.kind == "push_to_start")
+                #expect(audit.first?.token?.invalidated?.reason == "Unregistered")
+                #expect(audit.first?.summary.contains("remote start to push-to-start token") == true)
+                #expect(AuditReport.table(audit).contains("token dead"))
             }
         }
     }

@@ -77,6 +77,19 @@ final class LivelineProcess: Sendable {
             }
             try await Task.sleep(for: .milliseconds(20))
         }
+        // Foundation reaps the child and then says it is not running. It was once seen to miss
+        // a killed child's exit (a zombie no one waited for, and a test run that hung in
+        // `waitUntilExit`): give it a few seconds, then reap it here and fail rather than hang.
+        let reapDeadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < reapDeadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        if process.isRunning {
+            var status: Int32 = 0
+            let reaped = waitpid(process.processIdentifier, &status, WNOHANG)
+            Issue.record("liveline \(process.arguments ?? []) ended, but Foundation never saw it (waitpid: \(reaped))")
+            return Outcome(status: -1, output: outputSoFar, errors: "")
+        }
         return try await TestDatabase.offCooperativePool { [process, folder] in
             process.waitUntilExit()
             defer { try? FileManager.default.removeItem(at: folder) }

@@ -166,6 +166,9 @@ struct RemoteStartAPITests {
                 requested.remoteStart
                     == RemoteStart(pushToStartToken: "aa01", alert: Alert(title: "Kick-off", body: "Lions v Bears"))
             )
+            let read = try await app.client.getActivity(path: .init(activityId: "kickoff")).ok.body.json
+            #expect(read.tokens?.map(\.kind) == [.pushToStart])
+            #expect(read.tokens?.first?.token == "aa01" && read.tokens?.first?.invalidated == nil)
 
             // The token is gone, but the retry gets the first answer and appends nothing.
             _ = try await app.client.removePushToStartToken(path: .init(deviceId: "phone-1", activityType: "Match"))

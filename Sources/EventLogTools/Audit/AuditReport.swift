@@ -20,7 +20,15 @@ public enum AuditReport {
             let pushes = entry.deliveries.map { delivery in
                 ["", "", delivery.attemptedAt.description, "  push #\(delivery.attempt)", "apns", "", delivery.summary]
             }
-            return [event] + pushes
+            // A token the event brought that APNs declared dead, under it.
+            let death = entry.token?.invalidated.map { dead in
+                [
+                    "", "", dead.recordedAt.description, "  token dead", "apns", "",
+                    "\(entry.token!.kind) token …\(entry.token!.token.suffix(8)): \(dead.status) \(dead.reason), "
+                        + "dead since \(dead.invalidSince)",
+                ]
+            }
+            return [event] + pushes + (death.map { [$0] } ?? [])
         }
         let widths = header.indices.map { column in
             ([header] + rows).map { $0[column].count }.max() ?? 0

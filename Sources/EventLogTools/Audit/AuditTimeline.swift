@@ -26,6 +26,9 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
     public let problem: String?
     /// What became of the event's push, attempt by attempt, oldest first (SPEC §7).
     public let deliveries: [AuditDelivery]
+    /// The token the event brought (a remote start's push-to-start token, a push token), and
+    /// whether APNs declared it dead.
+    public let token: AuditToken?
 
     public init(
         position: Int64?,
@@ -39,7 +42,8 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
         summary: String,
         data: JSONObject,
         problem: String?,
-        deliveries: [AuditDelivery] = []
+        deliveries: [AuditDelivery] = [],
+        token: AuditToken? = nil
     ) {
         self.position = position
         self.version = version
@@ -53,6 +57,35 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
         self.data = data
         self.problem = problem
         self.deliveries = deliveries
+        self.token = token
+    }
+}
+
+/// A link of the activity's token lineage, on the event that brought it.
+public struct AuditToken: Hashable, Sendable, Encodable {
+    /// `push_to_start` or `push`.
+    public let kind: String
+    public let token: String
+    public let invalidated: Invalidated?
+
+    public struct Invalidated: Hashable, Sendable, Encodable {
+        public let status: Int
+        public let reason: String
+        public let invalidSince: Timestamp
+        public let recordedAt: Timestamp
+    }
+
+    init(_ link: TokenLineage.Link) {
+        kind = link.kind.rawValue
+        token = link.token
+        invalidated = link.invalidation.map { death in
+            Invalidated(
+                status: death.status,
+                reason: death.reason,
+                invalidSince: death.invalidSince,
+                recordedAt: death.recordedAt
+            )
+        }
     }
 }
 
@@ -90,13 +123,17 @@ public struct AuditDelivery: Hashable, Sendable, Encodable {
 /// An activity's timeline, built from its stream and its recorded refusals, folding each event
 /// through the state machine as replay does.
 public enum AuditTimeline {
-    /// - Parameter deliveries: the activity's deliveries (any order); each shows under its event.
+    /// - Parameters:
+    ///   - deliveries: the activity's deliveries (any order); each shows under its event.
+    ///   - lineage: its tokens; each shows on the event that brought it.
     public static func build(
         events: [StoredEvent],
         rejections: [RecordedRejection],
         deliveries: [DeliveryRecord] = [],
+        lineage: TokenLineage? = nil,
         lifecycle: Lifecycle
     ) -> [AuditEntry] {
+        let tokens = Dictionary((lineage?.links ?? []).map { ($0.version, AuditToken($0)) }) { first, _ in first }
         let pushes = Dictionary(grouping: deliveries, by: \.position).mapValues { records in
             records.sorted { ($0.attemptedAt, $0.attempt) < ($1.attemptedAt, $1.attempt) }.map(AuditDelivery.init)
         }
@@ -127,7 +164,8 @@ public enum AuditTimeline {
                     summary: summary(of: stored.event.payload),
                     data: stored.data,
                     problem: problem,
-                    deliveries: pushes[stored.position] ?? []
+                    deliveries: pushes[stored.position] ?? [],
+                    token: tokens[stored.event.version]
                 )
             )
         }
@@ -161,6 +199,7 @@ public enum AuditTimeline {
             return [
                 "\(requested.activityType)", content(requested.content),
                 requested.startDate.map { "starts \($0)" }, requested.deviceID.map { "device \($0)" },
+                requested.remoteStart?.pushToStartToken.map { "remote start to push-to-start token …\($0.suffix(8))" },
             ].compactMap { $0 }.joined(separator: ", ")
         case .started:
             return "start date reached"

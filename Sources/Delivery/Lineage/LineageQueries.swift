@@ -1,0 +1,46 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+import Postgres
+
+/// The SQL of token lineage: the invalidations of an activity's tokens.
+enum LineageQueries {
+    /// APNs' verdicts on the activity's push tokens, and on the push-to-start token its remote
+    /// start went to (recorded in the device's slot after the request).
+    static func deaths(
+        of stream: StreamID,
+        remoteStart: (slot: PushToStartSlot, token: String, requestedAt: Timestamp)?,
+        _ connection: Connection
+    ) throws -> [TokenLineage.TokenDeath] {
+        var deaths = try connection.query(
+            """
+            SELECT device_token, status, reason, invalid_since, recorded_at FROM push_token_invalidations
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
+            ORDER BY id
+            """
+        ).map(death)
+        if let remoteStart {
+            let slot = remoteStart.slot
+            deaths += try connection.query(
+                """
+                SELECT token, status, reason, invalid_since, changed_at FROM push_to_start_token_changes
+                WHERE app_id = \(slot.app.rawValue) AND device_id = \(slot.device.rawValue)
+                    AND activity_type = \(slot.activityType) AND change = 'invalidated' AND token = \(remoteStart.token)
+                    AND changed_at >= \(PostgresTimestamp(remoteStart.requestedAt))
+                ORDER BY id
+                """
+            ).map(death)
+        }
+        return deaths
+    }
+
+    private static func death(_ row: PostgresRow) throws -> TokenLineage.TokenDeath {
+        TokenLineage.TokenDeath(
+            token: try row.decode(0),
+            status: try row.decode(1),
+            reason: try row.decode(2),
+            invalidSince: Timestamp(try row.decode(3, as: PostgresTimestamp.self)),
+            recordedAt: Timestamp(try row.decode(4, as: PostgresTimestamp.self))
+        )
+    }
+}

@@ -1,0 +1,76 @@
+public import ActivityLifecycle
+public import CanonicalJSON
+
+/// The tokens an activity's pushes went to, in the order they came: the push-to-start token
+/// that started it (a remote start), then each push token it reported; for each, whether APNs
+/// declared it dead, and why. A pure function of the activity's events and the invalidations
+/// recorded for them.
+public struct TokenLineage: Hashable, Sendable {
+    public struct Link: Hashable, Sendable {
+        public enum Kind: String, Hashable, Sendable {
+            /// The device's push-to-start token its remote start went to.
+            case pushToStart = "push_to_start"
+            /// A push token of the activity itself.
+            case push
+        }
+
+        public let kind: Kind
+        /// As it was registered.
+        public let token: String
+        /// The event that brought it: the request, or the token's registration.
+        public let version: Int
+        public let since: Timestamp
+        /// When APNs declared it dead, if it did while it was in use.
+        public let invalidation: TokenDeath?
+    }
+
+    /// What APNs said of a dead token.
+    public struct TokenDeath: Hashable, Sendable {
+        /// The token as the invalidation names it.
+        public let token: String
+        public let status: Int
+        public let reason: String
+        /// Since when APNs holds it dead (its timestamp, or the time of its answer).
+        public let invalidSince: Timestamp
+        /// When Liveline recorded it.
+        public let recordedAt: Timestamp
+
+        public init(token: String, status: Int, reason: String, invalidSince: Timestamp, recordedAt: Timestamp) {
+            self.token = token
+            self.status = status
+            self.reason = reason
+            self.invalidSince = invalidSince
+            self.recordedAt = recordedAt
+        }
+    }
+
+    public let links: [Link]
+
+    /// - Parameters:
+    ///   - events: the activity's events, in order.
+    ///   - deaths: invalidations of its push tokens, and of the push-to-start token its remote
+    ///     start went to; each belongs to the first link of its token that it was recorded after.
+    public init(events: [ActivityEvent], deaths: [TokenDeath]) {
+        var links: [Link] = []
+        for event in events {
+            let link: (Link.Kind, String)
+            switch event.payload {
+            case .requested(let requested):
+                guard let token = requested.remoteStart?.pushToStartToken else { continue }
+                link = (.pushToStart, token)
+            case .pushTokenChanged(let changed):
+                link = (.push, changed.pushToken)
+            default:
+                continue
+            }
+            let death = deaths.filter {
+                $0.token.lowercased() == link.1.lowercased() && $0.recordedAt >= event.occurredAt
+            }
+            .min { $0.recordedAt < $1.recordedAt }
+            links.append(
+                Link(kind: link.0, token: link.1, version: event.version, since: event.occurredAt, invalidation: death)
+            )
+        }
+        self.links = links
+    }
+}
