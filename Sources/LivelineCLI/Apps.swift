@@ -47,6 +47,12 @@ struct Apps: AsyncParsableCommand {
         @Option(name: .customLong("frequent-updates"), help: "true when the app has the frequent-updates entitlement.")
         var frequentUpdates: Bool?
 
+        @Option(
+            name: .customLong("push-to-start-budget"),
+            help: "Remote starts per device per hour (default 10)."
+        )
+        var pushToStartBudgetPerHour: Int?
+
         func applied(to current: AppSettings) throws -> AppSettings {
             var settings = current
             settings.bundleID = bundleID ?? settings.bundleID
@@ -54,6 +60,7 @@ struct Apps: AsyncParsableCommand {
             if let maxOpenPerDevice { settings.maxOpenPerDevice = maxOpenPerDevice == 0 ? nil : maxOpenPerDevice }
             settings.priorityBudgetPerHour = priorityBudgetPerHour ?? settings.priorityBudgetPerHour
             settings.frequentUpdates = frequentUpdates ?? settings.frequentUpdates
+            settings.pushToStartBudgetPerHour = pushToStartBudgetPerHour ?? settings.pushToStartBudgetPerHour
             do {
                 return try settings.validated()
             } catch {
@@ -237,6 +244,7 @@ private func describe(_ summary: AppSummary) -> String {
     return "\(summary.app)  bundle \(settings.bundleID)  open \(summary.openActivities)/\(settings.maxOpen)"
         + "  per device \(settings.maxOpenPerDevice.map(String.init) ?? "-")"
         + "  budget \(settings.priorityBudgetPerHour)/h\(settings.frequentUpdates ? " (frequent updates)" : "")"
+        + "  push-to-start \(settings.pushToStartBudgetPerHour)/h/device"
 }
 
 private func describe(_ key: IssuedAPIKey) -> String {

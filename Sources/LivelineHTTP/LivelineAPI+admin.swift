@@ -12,7 +12,8 @@ extension LivelineAPI {
                 maxOpen: body.maxOpen,
                 maxOpenPerDevice: body.maxOpenPerDevice,
                 priorityBudgetPerHour: body.priorityBudgetPerHour,
-                frequentUpdates: body.frequentUpdates
+                frequentUpdates: body.frequentUpdates,
+                pushToStartBudgetPerHour: body.pushToStartBudgetPerHour
             ),
             over: AppSettings(bundleID: body.bundleId)
         )
@@ -94,6 +95,7 @@ extension AppSettings {
         }
         settings.priorityBudgetPerHour = changes.priorityBudgetPerHour ?? settings.priorityBudgetPerHour
         settings.frequentUpdates = changes.frequentUpdates ?? settings.frequentUpdates
+        settings.pushToStartBudgetPerHour = changes.pushToStartBudgetPerHour ?? settings.pushToStartBudgetPerHour
         return try checked { () throws(InvalidAppSettings) in try settings.validated() }
     }
 

@@ -122,34 +122,18 @@ struct LivelineAPI: APIProtocol {
         return .ok(.init(body: .json(.init(events: events.map { .init($0) }))))
     }
 
-    /// The remote start a request asks for (`"start": "push"`), with the device's current
-    /// push-to-start token for the type; without one, the store refuses the request
-    /// (`push_to_start_token_missing`), recorded like every rejection and under its idempotency key.
+    /// The remote start a request asks for, with the device's current push-to-start token for
+    /// the type; without one, the store refuses the request (`push_to_start_token_missing`),
+    /// recorded like every rejection and under its idempotency key.
     private func remoteStart(asked body: Components.Schemas.ActivityRequest, of app: AppID) async throws -> RemoteStart?
     {
-        guard body.start == .push else {
-            guard body.alert == nil else {
-                throw Problem.invalidRequest(
-                    "alert is shown as a remote start begins: send it with \"start\": \"push\" (updates carry their own).",
-                    field: "/alert"
-                )
-            }
-            return nil
-        }
+        guard let remoteStart = body.remoteStart else { return nil }
         guard let device = body.deviceId else {
-            throw Problem.invalidRequest(
-                "A remote start (\"start\": \"push\") goes to one device: send its deviceId.",
-                field: "/deviceId"
-            )
-        }
-        guard let alert = body.alert else {
-            throw Problem.invalidRequest(
-                "A remote start needs an alert: Apple requires one on a start.",
-                field: "/alert"
-            )
+            throw Problem.invalidRequest("A remote start goes to one device: send its deviceId.", field: "/deviceId")
         }
         let slot = PushToStartSlot(app: app, device: device, activityType: body.activityType)
         let token = try await store.pushToStartToken(of: slot)?.current?.token
+        let alert = remoteStart.alert
         return RemoteStart(
             pushToStartToken: token,
             alert: Alert(title: alert.title, body: alert.body, sound: alert.sound)

@@ -12,14 +12,17 @@ extension Problem {
             case .activityNotFound: .notFound
             case .dataTooLarge: .contentTooLarge
             case .invalidTimestamp: .unprocessableContent
-            case .pushBudgetExhausted: .tooManyRequests
+            case .pushBudgetExhausted, .pushToStartBudgetExhausted: .tooManyRequests
             case .activityExists, .activityEnded, .activityDismissed, .outdatedUpdate, .targetMaximumExceeded,
                 .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue, .pushToStartTokenMissing:
                 .conflict
             }
         var headers: HTTPFields = [:]
-        if case .pushBudgetExhausted(_, let retryAfter) = rejection {
+        switch rejection {
+        case .pushBudgetExhausted(_, let retryAfter), .pushToStartBudgetExhausted(_, _, let retryAfter):
             headers[.retryAfter] = String(retryAfter.wholeSecondsRoundedUp)
+        default:
+            break
         }
         self.init(
             status,

@@ -59,6 +59,7 @@ extension Components.Schemas.App {
             maxOpenPerDevice: summary.settings.maxOpenPerDevice,
             priorityBudgetPerHour: summary.settings.priorityBudgetPerHour,
             frequentUpdates: summary.settings.frequentUpdates,
+            pushToStartBudgetPerHour: summary.settings.pushToStartBudgetPerHour,
             openActivities: summary.openActivities
         )
     }

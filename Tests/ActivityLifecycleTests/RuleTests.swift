@@ -537,6 +537,37 @@ struct RemoteStartRuleTests {
         #expect(timeline.state == .active)
     }
 
+    @Test(
+        "the device's push-to-start budget counts its remote starts in any rolling hour; the next waits for the oldest to leave it"
+    )
+    func budget() throws {
+        var rules = AppRules(defaultsOf: .standard)
+        rules.pushToStartBudgetPerHour = 2
+        var timeline = Timeline(app: rules)
+        let start = timeline.now
+        timeline.context.remoteStarts = [start - .seconds(3_700), start - .seconds(1_800), start - .seconds(600)]
+        let refused = timeline.rejection(of: Self.request(token: "aa01"))
+        #expect(
+            refused
+                == .pushToStartBudgetExhausted(
+                    deviceID: DeviceID(rawValue: "phone-1"),
+                    budget: 2,
+                    retryAfter: .seconds(1_800)
+                )
+        )
+        #expect(refused?.code == "push_to_start_budget_exhausted")
+        #expect(refused.map { Rejection(code: $0.code, details: $0.details) } == refused)
+        // An update without a remote start is not counted against it, nor is a request the app starts.
+        guard case .request(var local) = Self.request(token: "aa01") else { return }
+        local.remoteStart = nil
+        #expect(timeline.rejection(of: .request(local)) == nil)
+
+        var later = Timeline(now: start + .seconds(1_800), app: rules)
+        later.context.remoteStarts = timeline.context.remoteStarts
+        try later.send(Self.request(token: "aa01"))
+        #expect(later.state == .active)
+    }
+
     @Test("without one it is refused push_to_start_token_missing, naming the device and the type; nothing is appended")
     func missingToken() {
         var timeline = Timeline()

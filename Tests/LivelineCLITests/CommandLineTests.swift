@@ -32,16 +32,29 @@ struct CommandLineTests {
         try await liveline("migrate")
         let created = try await liveline("apps", "create", "demo", "--max-open", "3")
         #expect(created.status == 0)
-        #expect(created.lines.first == "demo  bundle demo  open 0/3  per device -  budget 10/h")
+        #expect(
+            created.lines.first == "demo  bundle demo  open 0/3  per device -  budget 10/h  push-to-start 10/h/device"
+        )
         let firstKey = try #require(created.lines.dropFirst().first.flatMap(Self.keyID))
 
         let again = try await liveline("apps", "create", "demo")
         #expect(again.status == 1)
         #expect(again.errors == "liveline: error: an app demo already exists\n")
 
-        let changed = try await liveline("apps", "set", "demo", "--max-open", "5", "--max-open-per-device", "2")
-        #expect(changed.output == "demo  bundle demo  open 0/5  per device 2  budget 10/h\n")
-        #expect(try await liveline("apps", "list").lines == ["demo  bundle demo  open 0/5  per device 2  budget 10/h"])
+        let changed = try await liveline(
+            "apps",
+            "set",
+            "demo",
+            "--max-open",
+            "5",
+            "--max-open-per-device",
+            "2",
+            "--push-to-start-budget",
+            "4"
+        )
+        let line = "demo  bundle demo  open 0/5  per device 2  budget 10/h  push-to-start 4/h/device"
+        #expect(changed.output == line + "\n")
+        #expect(try await liveline("apps", "list").lines == [Substring(line)])
 
         let issued = try await liveline("apps", "issue-key", "demo")
         let secondKey = try #require(issued.lines.first.flatMap(Self.keyID))
@@ -63,6 +76,8 @@ struct CommandLineTests {
                 == ["limits.updated", "key.revoked", "key.issued", "app.updated", "key.issued", "app.created"]
         )
         #expect(changes?.allSatisfy { $0["actor"] as? String == "command_line" } == true)
+        let updated = changes?.first { $0["action"] as? String == "app.updated" }?["details"] as? [String: Any]
+        #expect((updated?["pushToStartBudgetPerHour"] as? [String: Any])?["to"] as? Int == 4)
     }
 
     @Test("verify, replay and audit on a log: 0 when all is well, 1 when the projection drifted, 2 on an error")

@@ -129,11 +129,11 @@ struct PushToStartTokenAPITests {
     }
 }
 
-@Suite("Remote start through the API: \"start\": \"push\" to a device's push-to-start token")
+@Suite("Remote start through the API: remoteStart, to a device's push-to-start token")
 struct RemoteStartAPITests {
     static func body(_ extra: String = "") -> [UInt8] {
         Array(
-            #"{"activityId":"kickoff","activityType":"Match","contentState":{"score":"0-0"},"start":"push","deviceId":"phone-1","alert":{"title":"Kick-off","body":"Lions v Bears"}\#(extra)}"#
+            #"{"activityId":"kickoff","activityType":"Match","contentState":{"score":"0-0"},"deviceId":"phone-1","remoteStart":{"alert":{"title":"Kick-off","body":"Lions v Bears"}}\#(extra)}"#
                 .utf8
         )
     }
@@ -185,6 +185,39 @@ struct RemoteStartAPITests {
         }
     }
 
+    @Test("the device's push-to-start budget refuses the next remote start 429 with Retry-After; other devices go on")
+    func budget() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp(maxOpen: 20)
+            let changed = try await api.admin.updateApp(
+                path: .init(appId: app.id.rawValue),
+                body: .json(.init(pushToStartBudgetPerHour: 2))
+            ).ok.body.json
+            #expect(changed.pushToStartBudgetPerHour == 2)
+            for device in ["phone-1", "phone-2"] {
+                _ = try await app.client.registerPushToStartToken(
+                    path: .init(deviceId: device, activityType: "Match"),
+                    body: .json(.init(pushToStartToken: "aa01"))
+                ).ok
+            }
+            func start(_ activity: String, on device: String) async throws -> TestResponse {
+                let body =
+                    #"{"activityId":"\#(activity)","activityType":"Match","contentState":{},"deviceId":"\#(device)","remoteStart":{"alert":{"title":"t","body":"b"}}}"#
+                return try await api.send(.post, "/v1/activities", key: app.key.key, body: Array(body.utf8))
+            }
+            #expect(try await start("m1", on: "phone-1").status == .created)
+            #expect(try await start("m2", on: "phone-1").status == .created)
+            let refused = try await start("m3", on: "phone-1")
+            #expect(refused.status == .tooManyRequests)
+            #expect(try problem(refused).code == "push_to_start_budget_exhausted")
+            let retryAfter = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
+            #expect((3_590...3_600).contains(retryAfter))
+            #expect(try await start("m4", on: "phone-2").status == .created)
+            let recorded = try await api.store.rejections(of: app.id, code: "push_to_start_budget_exhausted", limit: 10)
+            #expect(recorded.map(\.activity) == ["m3"])
+        }
+    }
+
     @Test("without a token it is refused 409 push_to_start_token_missing, recorded like every rejection")
     func missingToken() async throws {
         try await APIFixture.run { api in
@@ -202,22 +235,22 @@ struct RemoteStartAPITests {
     }
 
     @Test(
-        "a remote start without a device or an alert, or an alert without a remote start, is a 400 naming the field",
+        "a remote start without a device or an alert is a 400",
         arguments: [
             (
-                #"{"activityType":"Match","contentState":{},"start":"push","alert":{"title":"t","body":"b"}}"#,
+                #"{"activityType":"Match","contentState":{},"remoteStart":{"alert":{"title":"t","body":"b"}}}"#,
                 "/deviceId"
             ),
-            (#"{"activityType":"Match","contentState":{},"start":"push","deviceId":"phone-1"}"#, "/alert"),
-            (#"{"activityType":"Match","contentState":{},"alert":{"title":"t","body":"b"}}"#, "/alert"),
+            (#"{"activityType":"Match","contentState":{},"deviceId":"phone-1","remoteStart":{}}"#, nil),
+            (#"{"activityType":"Match","contentState":{},"deviceId":"phone-1","alert":{"title":"t","body":"b"}}"#, nil),
         ]
     )
-    func badRemoteStart(body: String, field: String) async throws {
+    func badRemoteStart(body: String, field: String?) async throws {
         try await APIFixture.run { api in
             let app = try await api.makeApp()
             let response = try await api.send(.post, "/v1/activities", key: app.key.key, body: Array(body.utf8))
             #expect(response.status == .badRequest)
-            #expect(try problem(response).detail("field") == .string(field))
+            if let field { #expect(try problem(response).detail("field") == .string(field)) }
         }
     }
 }

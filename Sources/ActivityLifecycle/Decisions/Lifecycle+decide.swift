@@ -79,8 +79,11 @@ extension Lifecycle {
     ) throws(Rejection) -> ActivityEvent {
         try checkLead(request.timestamp, at: now)
         try checkSize(attributes: request.attributes, content: request.content)
-        if let remoteStart = request.remoteStart, remoteStart.pushToStartToken == nil {
-            throw .pushToStartTokenMissing(deviceID: request.deviceID, activityType: request.activityType)
+        if let remoteStart = request.remoteStart {
+            guard remoteStart.pushToStartToken != nil else {
+                throw .pushToStartTokenMissing(deviceID: request.deviceID, activityType: request.activityType)
+            }
+            try checkPushToStartBudget(request.deviceID, at: now, context: context)
         }
         let open = context.open
         guard open.app < context.app.maxOpen else {
@@ -216,6 +219,20 @@ extension Lifecycle {
     }
 
     // MARK: Checks
+
+    /// A device takes at most the app's push-to-start budget of remote starts in any rolling
+    /// hour; the next one may come when the oldest of those leaves the hour.
+    private func checkPushToStartBudget(
+        _ device: DeviceID?,
+        at now: Timestamp,
+        context: DecisionContext
+    ) throws(Rejection) {
+        let budget = max(context.app.pushToStartBudgetPerHour, 1)
+        let recent = context.remoteStarts.filter { $0 > now - LifecyclePolicy.budgetWindow }.sorted()
+        guard recent.count >= budget else { return }
+        let frees = recent[recent.count - budget] + LifecyclePolicy.budgetWindow
+        throw .pushToStartBudgetExhausted(deviceID: device, budget: budget, retryAfter: frees - now)
+    }
 
     /// Rule 6: a timestamp more than the allowed lead ahead of the server's clock is refused.
     private func checkLead(_ timestamp: Timestamp?, at now: Timestamp) throws(Rejection) {

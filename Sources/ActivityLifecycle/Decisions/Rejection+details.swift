@@ -31,6 +31,11 @@ extension Rejection {
             ["command": .string(command), "state": .string(state.rawValue)]
         case .notDue(let command, let dueAt):
             ["command": .string(command)].merging(dueAt.map { ["dueAt": .string($0.description)] } ?? [:]) { $1 }
+        case .pushToStartBudgetExhausted(let deviceID, let budget, let retryAfter):
+            [
+                "budget": .number(JSONNumber(budget)),
+                "retryAfterSeconds": .number(JSONNumber(retryAfter.wholeSecondsRoundedUp)),
+            ].merging(deviceID.map { ["deviceId": .string($0.rawValue)] } ?? [:]) { $1 }
         case .pushToStartTokenMissing(let deviceID, let activityType):
             ["activityType": .string(activityType)].merging(deviceID.map { ["deviceId": .string($0.rawValue)] } ?? [:])
             {
@@ -85,6 +90,13 @@ extension Rejection {
         case "not_due":
             guard let command = string("command") else { return nil }
             self = .notDue(command: command, dueAt: instant("dueAt"))
+        case "push_to_start_budget_exhausted":
+            guard let budget = int("budget"), let seconds = int("retryAfterSeconds") else { return nil }
+            self = .pushToStartBudgetExhausted(
+                deviceID: string("deviceId").flatMap(DeviceID.init(rawValue:)),
+                budget: budget,
+                retryAfter: .seconds(seconds)
+            )
         case "push_to_start_token_missing":
             guard let activityType = string("activityType") else { return nil }
             self = .pushToStartTokenMissing(

@@ -30,6 +30,8 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
     case notDue(command: String, dueAt: Timestamp?)
     /// A remote start for a device that has no push-to-start token for the activity type.
     case pushToStartTokenMissing(deviceID: DeviceID?, activityType: String)
+    /// The device's remote starts for this hour are spent; retry after `retryAfter`.
+    case pushToStartBudgetExhausted(deviceID: DeviceID?, budget: Int, retryAfter: Duration)
 
     /// The stable machine-readable code.
     public var code: String {
@@ -48,6 +50,7 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .invalidTransition: "invalid_transition"
         case .notDue: "not_due"
         case .pushToStartTokenMissing: "push_to_start_token_missing"
+        case .pushToStartBudgetExhausted: "push_to_start_budget_exhausted"
         }
     }
 
@@ -84,6 +87,9 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .pushToStartTokenMissing(let deviceID, let activityType):
             "Device \(deviceID?.rawValue ?? "(none)") has no push-to-start token for \(activityType): register the token "
                 + "ActivityKit gave the app (PUT /v1/devices/{deviceId}/push-to-start-tokens/{activityType}) first."
+        case .pushToStartBudgetExhausted(let deviceID, let budget, let retryAfter):
+            "Device \(deviceID?.rawValue ?? "(none)") was sent its \(budget) remote starts for this hour; retry in "
+                + "\(retryAfter.wholeSecondsRoundedUp) s, or have the app start the activity itself."
         }
     }
 }

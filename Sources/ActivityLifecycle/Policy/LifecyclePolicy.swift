@@ -1,3 +1,5 @@
+public import CanonicalJSON
+
 /// The numbers the lifecycle enforces, in one value an operator can configure.
 ///
 /// The defaults are Apple's platform numbers (payload size, lifetime, dismissal window,
@@ -20,6 +22,9 @@ public struct LifecyclePolicy: Hashable, Sendable {
     public var defaultPriorityBudgetPerHour: Int = 10
     /// *Policy*: the same, for an app flagged `frequentUpdates`.
     public var frequentUpdatesPriorityBudgetPerHour: Int = 60
+    /// *Policy*: remote starts per device in any rolling hour (a device's own push-to-start
+    /// budget is small, and spent silently).
+    public var defaultPushToStartBudgetPerHour: Int = 10
 
     /// The window of the update budget: any rolling hour (not configurable: the budget is per hour).
     public static let budgetWindow: Duration = .seconds(3600)
@@ -37,17 +42,30 @@ public struct AppRules: Hashable, Sendable {
     public var maxOpenPerDevice: Int?
     public var priorityBudgetPerHour: Int
     public var frequentUpdates: Bool
+    /// Remote starts per device in any rolling hour.
+    public var pushToStartBudgetPerHour: Int
 
-    public init(maxOpen: Int, maxOpenPerDevice: Int? = nil, priorityBudgetPerHour: Int, frequentUpdates: Bool = false) {
+    public init(
+        maxOpen: Int,
+        maxOpenPerDevice: Int? = nil,
+        priorityBudgetPerHour: Int,
+        frequentUpdates: Bool = false,
+        pushToStartBudgetPerHour: Int = LifecyclePolicy.standard.defaultPushToStartBudgetPerHour
+    ) {
         self.maxOpen = maxOpen
         self.maxOpenPerDevice = maxOpenPerDevice
         self.priorityBudgetPerHour = priorityBudgetPerHour
         self.frequentUpdates = frequentUpdates
+        self.pushToStartBudgetPerHour = pushToStartBudgetPerHour
     }
 
     /// An app with the policy's defaults.
     public init(defaultsOf policy: LifecyclePolicy) {
-        self.init(maxOpen: policy.defaultMaxOpen, priorityBudgetPerHour: policy.defaultPriorityBudgetPerHour)
+        self.init(
+            maxOpen: policy.defaultMaxOpen,
+            priorityBudgetPerHour: policy.defaultPriorityBudgetPerHour,
+            pushToStartBudgetPerHour: policy.defaultPushToStartBudgetPerHour
+        )
     }
 
     /// Priority-10 updates allowed per activity per rolling hour.
@@ -77,10 +95,14 @@ public struct DecisionContext: Hashable, Sendable {
     public var globalMaxOpen: Int
     /// Checked by requests only.
     public var open: OpenCounts
+    /// When the requesting device's recent remote starts were requested (at least those of the
+    /// last hour, in any order); checked by remote starts only.
+    public var remoteStarts: [Timestamp]
 
-    public init(app: AppRules, globalMaxOpen: Int, open: OpenCounts) {
+    public init(app: AppRules, globalMaxOpen: Int, open: OpenCounts, remoteStarts: [Timestamp] = []) {
         self.app = app
         self.globalMaxOpen = globalMaxOpen
         self.open = open
+        self.remoteStarts = remoteStarts
     }
 }

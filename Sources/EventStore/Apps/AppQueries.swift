@@ -7,10 +7,11 @@ enum AppQueries {
     static func createApp(_ app: AppID, _ settings: AppSettings, _ connection: Connection) throws {
         try connection.execute(
             """
-            INSERT INTO apps (app_id, bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates)
+            INSERT INTO apps (app_id, bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates,
+                push_to_start_budget_per_hour)
             VALUES (\(app.rawValue), \(settings.bundleID), \(Int32(clamping: settings.maxOpen)),
                     \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }), \(Int32(clamping: settings.priorityBudgetPerHour)),
-                    \(settings.frequentUpdates))
+                    \(settings.frequentUpdates), \(Int32(clamping: settings.pushToStartBudgetPerHour)))
             """
         )
     }
@@ -26,7 +27,8 @@ enum AppQueries {
             UPDATE apps SET bundle_id = \(settings.bundleID), max_open = \(Int32(clamping: settings.maxOpen)),
                 max_open_per_device = \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }),
                 priority_budget_per_hour = \(Int32(clamping: settings.priorityBudgetPerHour)),
-                frequent_updates = \(settings.frequentUpdates)
+                frequent_updates = \(settings.frequentUpdates),
+                push_to_start_budget_per_hour = \(Int32(clamping: settings.pushToStartBudgetPerHour))
             WHERE app_id = \(app.rawValue)
             """
         ) == 1
@@ -35,26 +37,16 @@ enum AppQueries {
     static func appSettings(_ app: AppID, _ connection: Connection) throws -> AppSettings? {
         try connection.query(
             """
-            SELECT bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates
-            FROM apps WHERE app_id = \(app.rawValue)
+            SELECT \(columnsOf: SettingsColumn.self) FROM apps WHERE app_id = \(app.rawValue)
             """
-        ).single.map { row in
-            AppSettings(
-                bundleID: try row.decode(0),
-                maxOpen: try row.decode(1),
-                maxOpenPerDevice: try row.decode(2),
-                priorityBudgetPerHour: try row.decode(3),
-                frequentUpdates: try row.decode(4)
-            )
-        }
+        ).single.map { try settings($0, at: 0) }
     }
 
     static func apps(only app: AppID?, _ connection: Connection) throws -> [AppSummary] {
         try connection.query(
             """
-            SELECT a.app_id, a.bundle_id, a.max_open, a.max_open_per_device, a.priority_budget_per_hour,
-                   a.frequent_updates,
-                   coalesce((SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id), 0)::bigint
+            SELECT a.app_id, coalesce((SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id), 0)::bigint,
+                   \(columnsOf: SettingsColumn.self, in: "a.")
             FROM apps a
             WHERE \(app?.rawValue)::text IS NULL OR a.app_id = \(app?.rawValue)
             ORDER BY a.app_id
@@ -62,16 +54,41 @@ enum AppQueries {
         ).map { row in
             AppSummary(
                 app: AppID(uncheckedRawValue: try row.decode(0)),
-                settings: AppSettings(
-                    bundleID: try row.decode(1),
-                    maxOpen: try row.decode(2),
-                    maxOpenPerDevice: try row.decode(3),
-                    priorityBudgetPerHour: try row.decode(4),
-                    frequentUpdates: try row.decode(5)
-                ),
-                openActivities: try row.decode(6)
+                settings: try settings(row, at: 2),
+                openActivities: try row.decode(1)
             )
         }
+    }
+
+    /// The columns an app's settings are read from, in order.
+    enum SettingsColumn: Int, SQLColumns {
+        case bundleID, maxOpen, maxOpenPerDevice, priorityBudgetPerHour, frequentUpdates, pushToStartBudgetPerHour
+
+        var sql: StaticString {
+            switch self {
+            case .bundleID: "bundle_id"
+            case .maxOpen: "max_open"
+            case .maxOpenPerDevice: "max_open_per_device"
+            case .priorityBudgetPerHour: "priority_budget_per_hour"
+            case .frequentUpdates: "frequent_updates"
+            case .pushToStartBudgetPerHour: "push_to_start_budget_per_hour"
+            }
+        }
+    }
+
+    /// An app's settings from `SettingsColumn`'s columns, starting at `offset`.
+    private static func settings(_ row: PostgresRow, at offset: Int) throws -> AppSettings {
+        func column<T: PostgresDecodable>(_ column: SettingsColumn, as type: T.Type = T.self) throws -> T {
+            try row.decode(offset + column.rawValue, as: type)
+        }
+        return AppSettings(
+            bundleID: try column(.bundleID),
+            maxOpen: try column(.maxOpen),
+            maxOpenPerDevice: try column(.maxOpenPerDevice),
+            priorityBudgetPerHour: try column(.priorityBudgetPerHour),
+            frequentUpdates: try column(.frequentUpdates),
+            pushToStartBudgetPerHour: try column(.pushToStartBudgetPerHour)
+        )
     }
 
     /// Sets the global cap: the stripes are locked first, as closings take them, then the cap is

@@ -1,26 +1,30 @@
 public import ActivityLifecycle
 import Postgres
 
-/// An app's settings: its caps and update budget.
+/// An app's settings: its caps, its update budget and its push-to-start budget.
 public struct AppSettings: Hashable, Sendable {
     public var bundleID: String
     public var maxOpen: Int
     public var maxOpenPerDevice: Int?
     public var priorityBudgetPerHour: Int
     public var frequentUpdates: Bool
+    /// Remote starts per device in any rolling hour.
+    public var pushToStartBudgetPerHour: Int
 
     public init(
         bundleID: String,
         maxOpen: Int = LifecyclePolicy.standard.defaultMaxOpen,
         maxOpenPerDevice: Int? = nil,
         priorityBudgetPerHour: Int = LifecyclePolicy.standard.defaultPriorityBudgetPerHour,
-        frequentUpdates: Bool = false
+        frequentUpdates: Bool = false,
+        pushToStartBudgetPerHour: Int = LifecyclePolicy.standard.defaultPushToStartBudgetPerHour
     ) {
         self.bundleID = bundleID
         self.maxOpen = maxOpen
         self.maxOpenPerDevice = maxOpenPerDevice
         self.priorityBudgetPerHour = priorityBudgetPerHour
         self.frequentUpdates = frequentUpdates
+        self.pushToStartBudgetPerHour = pushToStartBudgetPerHour
     }
 }
 
@@ -48,6 +52,7 @@ extension AppSettings {
         try Self.check(maxOpen, field: "maxOpen", minimum: 0)
         if let maxOpenPerDevice { try Self.check(maxOpenPerDevice, field: "maxOpenPerDevice", minimum: 1) }
         try Self.check(priorityBudgetPerHour, field: "priorityBudgetPerHour", minimum: 0)
+        try Self.check(pushToStartBudgetPerHour, field: "pushToStartBudgetPerHour", minimum: 1)
         return self
     }
 

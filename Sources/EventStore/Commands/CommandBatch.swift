@@ -57,8 +57,13 @@ enum CommandBatch {
         var answers: [BatchAnswer?] = Array(repeating: nil, count: batch.count)
         var appends: [(index: Int, append: ActivityAppend)] = []
         var rejections: [CommandQueries.BatchRejection] = []
+        // The remote starts decided so far count against the same device's later ones (the load
+        // saw none of them).
+        var remoteStarts: [DeviceKey: [Timestamp]] = [:]
         for (index, pending) in batch.enumerated() {
-            switch try decide(pending, loaded[index], lifecycle, connection) {
+            let device = DeviceKey(pending)
+            let earlier = device.flatMap { remoteStarts[$0] } ?? []
+            switch try decide(pending, loaded[index], startedInBatch: earlier, lifecycle, connection) {
             case .answered(let answer):
                 answers[index] = answer
             case .rejected(let rejection):
@@ -66,6 +71,7 @@ enum CommandBatch {
                 answers[index] = .rejected(rejection)
             case .append(let append):
                 appends.append((index, append))
+                if let device { remoteStarts[device, default: []].append(pending.now) }
             }
         }
         if !appends.isEmpty || !rejections.isEmpty {
@@ -105,6 +111,7 @@ enum CommandBatch {
     private static func decide(
         _ pending: PendingCommand,
         _ loaded: CommandQueries.Loaded,
+        startedInBatch: [Timestamp],
         _ lifecycle: Lifecycle,
         _ connection: Connection
     ) throws -> Decision {
@@ -115,9 +122,10 @@ enum CommandBatch {
                 }
             )
         }
-        guard let context = loaded.context else {
+        guard var context = loaded.context else {
             return .answered(.failure(EventStoreError.unknownApp(pending.stream.app)))
         }
+        context.remoteStarts += startedInBatch
         let before = loaded.activity?.activity
         let version = before?.version ?? 0
         if let expected = pending.expectedVersion, expected != version {
@@ -256,5 +264,20 @@ extension Command {
     /// The device a request names.
     var requestedDeviceID: DeviceID? {
         if case .request(let request) = self { request.deviceID } else { nil }
+    }
+}
+
+/// The device a remote start goes to, to count a batch's remote starts per device.
+private struct DeviceKey: Hashable {
+    let app: AppID
+    let device: DeviceID
+
+    /// The device of a remote start; `nil` for any other command.
+    init?(_ pending: PendingCommand) {
+        guard case .request(let request) = pending.command, request.remoteStart != nil,
+            let device = request.deviceID
+        else { return nil }
+        self.app = pending.stream.app
+        self.device = device
     }
 }

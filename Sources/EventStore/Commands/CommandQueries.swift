@@ -22,7 +22,9 @@ enum CommandQueries {
     }
 
     /// Loads what every command of a batch needs, in one statement; one `Loaded` per key, in order.
-    /// The open counts are read for requests only: nothing else opens an activity.
+    /// The open counts are read for requests only: nothing else opens an activity; so are the
+    /// device's latest remote starts (as many as the app's push-to-start budget: all the budget
+    /// needs).
     static func load(_ keys: [LoadKey], _ connection: Connection) throws -> [Loaded] {
         let rows = try connection.query(
             """
@@ -34,6 +36,13 @@ enum CommandQueries {
                    CASE WHEN c.is_request THEN
                        (SELECT open FROM device_open_counts d WHERE d.app_id = c.app_id AND d.device_id = c.device_id) END,
                    k.request_sha256, k.activity_id::text, k.outcome,
+                   a.push_to_start_budget_per_hour,
+                   CASE WHEN c.is_request AND c.device_id IS NOT NULL THEN
+                       (SELECT array_agg(s.occurred_at) FROM (
+                           SELECT e.occurred_at FROM events e
+                           WHERE e.app_id = c.app_id AND e.data ->> 'deviceId' = c.device_id
+                               AND e.type = 'activity.requested' AND e.data ? 'remoteStart'
+                           ORDER BY e.occurred_at DESC LIMIT a.push_to_start_budget_per_hour) AS s) END,
                    r.*
             FROM liveline_batch_commands(
                 \(PostgresArray(keys.map(\.stream.app.rawValue))), \(PostgresArray(keys.map(\.stream.activity.rawValue))),
@@ -56,21 +65,25 @@ enum CommandQueries {
                         maxOpen: try row.decode(1),
                         maxOpenPerDevice: try row.decode(2),
                         priorityBudgetPerHour: try row.decode(3),
-                        frequentUpdates: try row.decode(4)
+                        frequentUpdates: try row.decode(4),
+                        pushToStartBudgetPerHour: try row.decode(12)
                     ),
                     globalMaxOpen: try row.decode(7),
                     open: OpenCounts(
                         app: try row.decode(5, as: Int?.self) ?? 0,
                         global: try row.decode(6, as: Int?.self) ?? 0,
                         device: try row.decode(8, as: Int?.self) ?? 0
-                    )
+                    ),
+                    remoteStarts: try row.decode(13, as: PostgresArray<PostgresTimestamp>?.self)?.elements.map(
+                        Timestamp.init
+                    ) ?? []
                 ) : nil
             let record = try row.decode(9, as: [UInt8]?.self).map { digest in
                 try IdempotencyRecord(digest: digest, activity: try row.decode(10), outcome: try row.decode(11))
             }
             return Loaded(
                 context: context,
-                activity: try ProjectionRow.stored(from: row, at: 12),
+                activity: try ProjectionRow.stored(from: row, at: 14),
                 idempotencyRecord: record
             )
         }
