@@ -6,7 +6,8 @@ extension EventStore {
     /// The tokens the activity's pushes went to, and which APNs declared dead; `nil` when there
     /// is no such activity.
     public func tokenLineage(of stream: StreamID) async throws -> TokenLineage? {
-        let events = try await events(of: stream).map(\.event)
+        // The events that bring tokens: the request (a remote start's) and each registration.
+        let events = try await events(of: stream, types: [.requested, .pushTokenChanged]).map(\.event)
         guard !events.isEmpty else { return nil }
         var remoteStart: (slot: PushToStartSlot, token: String, requestedAt: Timestamp)? = nil
         if case .requested(let requested) = events[0].payload, let token = requested.remoteStart?.pushToStartToken,

@@ -11,6 +11,12 @@ extension EventStore {
         try await withConnection { try ReadingQueries.events(of: stream, throughVersion: .max, $0) }
     }
 
+    /// The activity's events of these types only, in version order: what a reader needs of a
+    /// long stream without reading all of it.
+    package func events(of stream: StreamID, types: [EventType]) async throws -> [StoredEvent] {
+        try await withConnection { try ReadingQueries.events(of: stream, types: types, $0) }
+    }
+
     /// Events after `position`, in position order, at most `limit`, of one app or of all.
     ///
     /// Only the part of the log that is final is read: positions below the oldest transaction

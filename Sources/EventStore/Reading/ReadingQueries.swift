@@ -89,6 +89,19 @@ enum ReadingQueries {
         ).map(EventRow.storedEvent)
     }
 
+    /// The stream's events of `types` only, in version order.
+    static func events(of stream: StreamID, types: [EventType], _ connection: Connection) throws -> [StoredEvent] {
+        try connection.query(
+            """
+            SELECT \(columnsOf: EventRow.Column.self)
+            FROM events
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
+                AND type = ANY (\(PostgresArray(types.map(\.rawValue))))
+            ORDER BY version
+            """
+        ).map(EventRow.storedEvent)
+    }
+
     static func events(after position: Int64, app: AppID, limit: Int, _ connection: Connection) throws -> [StoredEvent]
     {
         try connection.query(
