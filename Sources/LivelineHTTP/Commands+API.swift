@@ -34,7 +34,7 @@ extension Command.Update {
                 staleDate: body.staleDate,
                 relevanceScore: body.relevanceScore
             ),
-            alert: body.alert.map { Alert(title: $0.title, body: $0.body, sound: $0.sound) },
+            alert: body.alert.map(Alert.init),
             priority: body.priority,
             timestamp: body.timestamp
         )
@@ -79,5 +79,11 @@ extension Command {
             throw Problem.invalidRequest("pushToken must be 1–512 visible ASCII characters.", field: "/pushToken")
         }
         return .registerPushToken(body.pushToken)
+    }
+}
+
+extension Alert {
+    init(_ alert: Components.Schemas.Alert) {
+        self.init(title: alert.title, body: alert.body, sound: alert.sound)
     }
 }

@@ -133,11 +133,7 @@ struct LivelineAPI: APIProtocol {
         }
         let slot = PushToStartSlot(app: app, device: device, activityType: body.activityType)
         let token = try await store.pushToStartToken(of: slot)?.current?.token
-        let alert = remoteStart.alert
-        return RemoteStart(
-            pushToStartToken: token,
-            alert: Alert(title: alert.title, body: alert.body, sound: alert.sound)
-        )
+        return RemoteStart(pushToStartToken: token, alert: Alert(remoteStart.alert))
     }
 
     // MARK: Shared steps
