@@ -10,9 +10,11 @@ import Foundation
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Create and list apps, issue and revoke their keys, set caps, budgets and APNs credentials, show the audit trail.",
+            "Create and list apps, issue and revoke their keys, set caps, budgets, APNs credentials and broadcast channels, "
+            + "show the audit trail.",
         subcommands: [
             Create.self, List.self, Change.self, IssueKey.self, RevokeKey.self, GlobalCap.self, History.self, APNs.self,
+            Channels.self,
         ]
     )
 

@@ -38,12 +38,7 @@ extension Apps {
                 let app = app.id
                 try await reportingFailures {
                     let command = try CommandEnvironment.make(options)
-                    guard let secretKey = command.configuration.secretKey else {
-                        throw ConfigurationError(
-                            "LIVELINE_SECRET_KEY is not set: Liveline stores APNs private keys only sealed under it "
-                                + "(\(SecretKey.howToMake))"
-                        )
-                    }
+                    let secretKey = try command.requireSecretKey()
                     let pem: String
                     do {
                         pem = try String(contentsOfFile: keyFile, encoding: .utf8)

@@ -74,7 +74,8 @@ struct CommandEnvironment {
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
-        let delivery = try deliveryServices(store: store, listener: listener, secretKey: secretKey, apns: apns)
+        let client = try secretKey.map { _ in try makeAPNsClient(apns) }
+        let delivery = deliveryServices(store: store, listener: listener, secretKey: secretKey, client: client)
         return try buildApplication(
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             api: APIDependencies(
@@ -83,6 +84,9 @@ struct CommandEnvironment {
                 listener: listener,
                 adminKey: adminKey,
                 secretKey: secretKey,
+                channels: secretKey.flatMap { key in
+                    client.map { ChannelManager(store: store, client: $0, secretKey: key) }
+                },
                 metrics: registry
             ),
             services: before + [pool, listener, notifier, worker] + delivery,
@@ -90,26 +94,24 @@ struct CommandEnvironment {
         )
     }
 
-    /// The APNs client and the delivery worker, unless delivery is off or there is no secret key.
+    /// The APNs client (for channel management too) and the delivery worker, unless delivery is
+    /// off; neither without a secret key (`client` is `nil` then).
     private func deliveryServices(
         store: EventStore,
         listener: AppendListener,
         secretKey: SecretKey?,
-        apns: APNsConfiguration?
-    ) throws -> [any Service] {
-        guard configuration.delivery else {
-            logger.notice("delivery to APNs is off (LIVELINE_DELIVERY=off)")
-            return []
-        }
-        guard let secretKey else {
+        client: APNsClient?
+    ) -> [any Service] {
+        guard let secretKey, let client else {
             logger.notice(
                 "delivery to APNs is off: set LIVELINE_SECRET_KEY so the apps' APNs keys can be stored and opened"
             )
             return []
         }
-        var apns = try apns ?? configuredAPNs()
-        apns.requestTimeout = configuration.apnsTimeout
-        let client = try APNsClient(configuration: apns, logger: logger)
+        guard configuration.delivery else {
+            logger.notice("delivery to APNs is off (LIVELINE_DELIVERY=off)")
+            return [client]
+        }
         var deliveryConfiguration = DeliveryWorker.Configuration()
         deliveryConfiguration.maximumInFlight = configuration.deliveryInFlight
         let worker = DeliveryWorker(
@@ -121,6 +123,13 @@ struct CommandEnvironment {
             logger: logger
         )
         return [client, worker]
+    }
+
+    /// A client of APNs (`apns`, or the configured hosts), with the configured deadline.
+    func makeAPNsClient(_ apns: APNsConfiguration? = nil) throws -> APNsClient {
+        var apns = try apns ?? configuredAPNs()
+        apns.requestTimeout = configuration.apnsTimeout
+        return try APNsClient(configuration: apns, logger: logger)
     }
 
     /// APNs as configured: the hosts, and a certificate to trust from `LIVELINE_APNS_CA_FILE`.
@@ -135,6 +144,10 @@ struct CommandEnvironment {
         return APNsConfiguration(
             productionURL: configuration.apnsProductionURL,
             sandboxURL: configuration.apnsSandboxURL,
+            broadcastProductionURL: configuration.apnsBroadcastProductionURL,
+            broadcastSandboxURL: configuration.apnsBroadcastSandboxURL,
+            channelsProductionURL: configuration.apnsChannelsProductionURL,
+            channelsSandboxURL: configuration.apnsChannelsSandboxURL,
             trustedCertificatePEM: trusted
         )
     }
@@ -158,6 +171,17 @@ struct CommandEnvironment {
         try await makePool(databaseURL: try requireDatabaseURL()).using { pool in
             try await body(try makeMigrator(pool: pool))
         }
+    }
+
+    /// The configured secret key, which APNs private keys are sealed under.
+    func requireSecretKey() throws -> SecretKey {
+        guard let secretKey = configuration.secretKey else {
+            throw ConfigurationError(
+                "LIVELINE_SECRET_KEY is not set: Liveline stores APNs private keys only sealed under it "
+                    + "(\(SecretKey.howToMake))"
+            )
+        }
+        return secretKey
     }
 
     /// The configured database URL; commands other than `dev` have no embedded default.

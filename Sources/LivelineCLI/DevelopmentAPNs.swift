@@ -16,13 +16,20 @@ enum DevelopmentAPNs {
     /// The device token the printed curl commands register.
     static let demoDeviceToken = String(repeating: "a1b2c3d4", count: 8)
 
-    /// Starts the local APNs; each push it accepts is printed as a device would receive it.
+    /// Starts the local APNs; each push it accepts is printed as a device would receive it, and
+    /// each broadcast as every device on its channel would.
     static func start() async throws -> LocalAPNs {
-        try await LocalAPNs.start(onPush: { push in
-            let body = String(decoding: push.body, as: UTF8.self)
-            FileHandle.standardOutput.write(
-                Data("local APNs → device \(push.deviceToken.prefix(8))…: priority \(push.priority) \(body)\n".utf8)
-            )
+        try await LocalAPNs.start(onAccept: { accepted in
+            let line =
+                switch accepted {
+                case .push(let push):
+                    "device \(push.deviceToken.prefix(8))…: priority \(push.priority) "
+                        + String(decoding: push.body, as: UTF8.self)
+                case .broadcast(let broadcast):
+                    "channel \(broadcast.channelID): priority \(broadcast.priority) "
+                        + String(decoding: broadcast.body, as: UTF8.self)
+                }
+            FileHandle.standardOutput.write(Data("local APNs → \(line)\n".utf8))
         })
     }
 

@@ -33,6 +33,12 @@ package struct LivelineConfiguration: Sendable {
     /// Where production and sandbox pushes go: Apple's hosts, or a local APNs.
     package var apnsProductionURL: String
     package var apnsSandboxURL: String
+    /// Where broadcasts on channels go, production and sandbox.
+    package var apnsBroadcastProductionURL: String
+    package var apnsBroadcastSandboxURL: String
+    /// Where channels are managed, production and sandbox.
+    package var apnsChannelsProductionURL: String
+    package var apnsChannelsSandboxURL: String
     /// A PEM certificate to trust besides the system's roots (a local APNs').
     package var apnsTrustedCertificateFile: URL?
     /// The deadline of every request to APNs.
@@ -83,9 +89,21 @@ package struct LivelineConfiguration: Sendable {
             globalMaxOpen.value == nil ? nil : try globalMaxOpen.integer(default: 0, in: 0...Int(Int32.max))
         devDataDirectory = URL(filePath: setting("liveline.dev.data").value ?? ".liveline")
         delivery = try setting("liveline.delivery").switch(default: true)
-        apnsProductionURL = try setting("liveline.apns.production.url").httpsURL(default: "https://api.push.apple.com")
-        apnsSandboxURL = try setting("liveline.apns.sandbox.url").httpsURL(
-            default: "https://api.sandbox.push.apple.com"
+        apnsProductionURL = try setting("liveline.apns.production.url").httpsURL(
+            default: APNsConfiguration.appleProductionURL
+        )
+        apnsSandboxURL = try setting("liveline.apns.sandbox.url").httpsURL(default: APNsConfiguration.appleSandboxURL)
+        apnsBroadcastProductionURL = try setting("liveline.apns.broadcast.production.url").httpsURL(
+            default: APNsConfiguration.appleBroadcastProductionURL
+        )
+        apnsBroadcastSandboxURL = try setting("liveline.apns.broadcast.sandbox.url").httpsURL(
+            default: APNsConfiguration.appleBroadcastSandboxURL
+        )
+        apnsChannelsProductionURL = try setting("liveline.apns.channels.production.url").httpsURL(
+            default: APNsConfiguration.appleChannelsProductionURL
+        )
+        apnsChannelsSandboxURL = try setting("liveline.apns.channels.sandbox.url").httpsURL(
+            default: APNsConfiguration.appleChannelsSandboxURL
         )
         apnsTrustedCertificateFile = setting("liveline.apns.ca.file").value.map { URL(filePath: $0) }
         apnsTimeout = try setting("liveline.apns.timeout").duration(default: .seconds(10))

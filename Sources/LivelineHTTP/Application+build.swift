@@ -1,5 +1,6 @@
 import ActivityLifecycle
 public import CanonicalJSON
+public import Delivery
 public import EventStore
 public import Hummingbird
 public import Logging
@@ -19,6 +20,9 @@ public struct APIDependencies: Sendable {
     public var adminKey: String?
     /// What APNs private keys are sealed under; without it none can be stored.
     public var secretKey: SecretKey?
+    /// Manages the apps' broadcast channels at APNs; `nil` (no secret key to open the apps'
+    /// credentials with) refuses channel requests.
+    public var channels: ChannelManager?
     /// Served at `/metrics`; the process's metrics factory should write into it.
     public var metrics: PrometheusCollectorRegistry
     /// The time commands are decided at.
@@ -30,6 +34,7 @@ public struct APIDependencies: Sendable {
         listener: AppendListener,
         adminKey: String?,
         secretKey: SecretKey? = nil,
+        channels: ChannelManager? = nil,
         metrics: PrometheusCollectorRegistry,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) {
@@ -38,6 +43,7 @@ public struct APIDependencies: Sendable {
         self.listener = listener
         self.adminKey = adminKey
         self.secretKey = secretKey
+        self.channels = channels
         self.metrics = metrics
         self.clock = clock
     }

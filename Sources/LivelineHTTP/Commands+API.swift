@@ -18,7 +18,7 @@ extension Command.Request {
                 relevanceScore: body.relevanceScore
             ),
             startDate: body.startDate,
-            pushType: body.pushType,
+            pushType: body.channelId == nil ? body.pushType : .channel,
             style: body.style,
             deviceID: body.deviceId,
             timestamp: body.timestamp

@@ -23,6 +23,7 @@ struct LivelineAPI: APIProtocol {
         let key = try input.headers.idempotencyKey.map(IdempotencyKeys.validated)
         let activity = body.activityId ?? ActivityID.generated(for: app, idempotencyKey: key)
         var request = try Command.Request(body)
+        request.channel = try await channel(asked: body, of: app)
         request.remoteStart = try await remoteStart(asked: body, of: app)
         let stored = try await run(
             .request(request),
@@ -134,6 +135,39 @@ struct LivelineAPI: APIProtocol {
         let slot = PushToStartSlot(app: app, device: device, activityType: body.activityType)
         let token = try await store.pushToStartToken(of: slot)?.current?.token
         return RemoteStart(pushToStartToken: token, alert: Alert(remoteStart.alert))
+    }
+
+    /// The channel a request names, with its storage policy when the app has it (else the
+    /// store refuses the request, `channel_not_found`, recorded like every rejection).
+    private func channel(
+        asked body: Components.Schemas.ActivityRequest,
+        of app: AppID
+    ) async throws -> BroadcastChannel? {
+        guard let id = body.channelId else {
+            guard body.pushType != .channel else {
+                throw Problem.invalidRequest(
+                    "pushType channel needs the channelId of one of the app's channels "
+                        + "(POST /v1/admin/apps/{appId}/channels).",
+                    field: "/channelId"
+                )
+            }
+            return nil
+        }
+        guard body.pushType != .token else {
+            throw Problem.invalidRequest(
+                "An activity on a channel is updated by broadcast: send pushType channel (or none) with channelId.",
+                field: "/pushType"
+            )
+        }
+        guard StoredChannel.isWellFormedID(id) else {
+            throw Problem.invalidRequest(
+                "channelId must be a channel id as APNs gives them (base64).",
+                field: "/channelId"
+            )
+        }
+        if body.remoteStart != nil && body.deviceId == nil { throw Problem.broadcastCannotStart }
+        let stored = try await store.channel(id, of: app)
+        return BroadcastChannel(id: id, storagePolicy: stored?.deletedAt == nil ? stored?.storagePolicy : nil)
     }
 
     // MARK: Shared steps

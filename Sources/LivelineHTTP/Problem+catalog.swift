@@ -14,7 +14,8 @@ extension Problem {
             case .invalidTimestamp: .unprocessableContent
             case .pushBudgetExhausted, .pushToStartBudgetExhausted: .tooManyRequests
             case .activityExists, .activityEnded, .activityDismissed, .outdatedUpdate, .targetMaximumExceeded,
-                .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue, .pushToStartTokenMissing:
+                .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue, .pushToStartTokenMissing,
+                .channelNotFound:
                 .conflict
             }
         var headers: HTTPFields = [:]
@@ -155,6 +156,15 @@ extension Problem {
             details: ["appId": .string(app.rawValue)]
         )
     }
+
+    static let broadcastCannotStart = Problem(
+        .unprocessableContent,
+        code: "broadcast_cannot_start",
+        detail: "A broadcast cannot start an activity: a remote start goes to one device's push-to-start token. "
+            + "Send its deviceId; the device subscribes the activity to the channel, and the channel carries its "
+            + "updates.",
+        details: ["field": .string("/deviceId")]
+    )
 
     static let secretKeyNotConfigured = Problem(
         .serviceUnavailable,

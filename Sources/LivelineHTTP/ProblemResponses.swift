@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Delivery
 import EventStore
 import Foundation
 import HTTPTypes
@@ -43,6 +44,8 @@ struct ProblemResponses: ServerMiddleware {
             return .databaseUnavailable
         case let storeError as EventStoreError:
             if let problem = Problem(storeError) { return problem }
+        case let channelError as ChannelManagementError:
+            return Problem(channelError)
         case let runtimeError as any HTTPResponseConvertible
         where serverError != nil && runtimeError.httpStatus.kind == .clientError:
             // The OpenAPI runtime's own errors (its error type is internal) say through the public

@@ -5,6 +5,11 @@ extension LocalAPNs {
         var unregistered: [String: Int64] = [:]
         var failures: [PlannedFailure] = []
         var received: [ReceivedPush] = []
+        var broadcasts: [ReceivedBroadcast] = []
+        /// The channels of each app (bundle id), with their message storage policy (0 or 1).
+        var channels: [String: [String: Int]] = [:]
+        /// Apps whose broadcasts are refused `FeatureNotEnabled`.
+        var broadcastDisabled: Set<String> = []
         var refusals: [String: Int] = [:]
         var stalled = 0
         var connections: [Int: ConnectionRecord] = [:]
@@ -16,7 +21,8 @@ extension LocalAPNs {
             return connectionCount
         }
 
-        /// Takes one use of the first planned failure that applies to `deviceToken`.
+        /// Takes one use of the first planned failure that applies to `deviceToken` (or a
+        /// channel, or the bundle id of a channel request).
         mutating func takeFailure(for deviceToken: String) -> Failure? {
             guard
                 let index = failures.firstIndex(where: { $0.deviceToken == nil || $0.deviceToken == deviceToken })

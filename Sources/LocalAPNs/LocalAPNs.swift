@@ -12,7 +12,8 @@ import NIOSSL
 /// certificate made at start-up, checking what Apple checks on `POST /3/device/<token>` (the
 /// provider token against the registered key, its age, one team per connection, topic, push
 /// type, priority, expiration, `apns-id`, the token, the body and its `aps`) and answering with
-/// Apple's statuses and reasons. It keeps every push it accepted, and can be told to fail.
+/// Apple's statuses and reasons; it also manages channels and takes broadcasts on them
+/// (`BroadcastCheck`). It keeps every push and broadcast it accepted, and can be told to fail.
 public final class LocalAPNs: Sendable {
     /// A `.p8` key's public half, as registered with Apple, and the apps of its team.
     public struct RegisteredKey: Sendable {
@@ -36,6 +37,26 @@ public final class LocalAPNs: Sendable {
         public let connection: Int
         /// The provider token that authorised it.
         public let providerToken: String
+    }
+
+    /// A request the local APNs accepted.
+    public enum Accepted: Hashable, Sendable {
+        case push(ReceivedPush)
+        case broadcast(ReceivedBroadcast)
+    }
+
+    /// A broadcast the local APNs accepted (answered 200): every device on the channel gets it.
+    public struct ReceivedBroadcast: Hashable, Sendable {
+        public let channelID: String
+        public let bundleID: String
+        public let priority: Int
+        public let expiration: Int64
+        public let requestID: String
+        /// The JSON body, as sent.
+        public let body: [UInt8]
+        public let teamID: String
+        /// Which connection it came on (numbered from 1 as they were accepted).
+        public let connection: Int
     }
 
     /// A failure to answer with instead of accepting, as APNs does at times.
@@ -65,13 +86,13 @@ public final class LocalAPNs: Sendable {
     /// Starts listening on `host:port` (`0`: any free port).
     /// - Parameters:
     ///   - clock: seconds since 1970, for the provider token's age.
-    ///   - onPush: called with each push accepted (`liveline dev` prints them).
+    ///   - onAccept: called with each push and broadcast accepted (`liveline dev` prints them).
     public static func start(
         host: String = "127.0.0.1",
         port: Int = 0,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
         logger: Logger = Logger(label: "liveline.local-apns"),
-        onPush: (@Sendable (ReceivedPush) -> Void)? = nil
+        onAccept: (@Sendable (Accepted) -> Void)? = nil
     ) async throws -> LocalAPNs {
         let certificate = try SelfSignedCertificate()
         var tls = TLSConfiguration.makeServerConfiguration(
@@ -94,7 +115,13 @@ public final class LocalAPNs: Sendable {
                     try handlers.addHandler(NIOHTTP2Handler(mode: .server))
                     try handlers.addHandler(ConnectionWindowKeeper())
                     try handlers.addHandler(
-                        PushStreams(connection: connection, state: state, clock: clock, logger: logger, onPush: onPush)
+                        PushStreams(
+                            connection: connection,
+                            state: state,
+                            clock: clock,
+                            logger: logger,
+                            onAccept: onAccept
+                        )
                     )
                 }
             }
@@ -165,6 +192,30 @@ public final class LocalAPNs: Sendable {
     /// The pushes accepted for one device, oldest first.
     public func received(by deviceToken: String) -> [ReceivedPush] {
         received.filter { $0.deviceToken == deviceToken.lowercased() }
+    }
+
+    /// Every broadcast accepted so far, in the order they were answered.
+    public var broadcasts: [ReceivedBroadcast] {
+        state.withLockedValue { $0.broadcasts }
+    }
+
+    /// The channels of an app (bundle id), as created through the channel management API.
+    public func channels(of bundleID: String) -> Set<String> {
+        state.withLockedValue { Set(($0.channels[bundleID] ?? [:]).keys) }
+    }
+
+    /// APNs forgets the channel (deleted elsewhere): requests naming it are refused
+    /// `ChannelNotRegistered`.
+    public func forgetChannel(_ id: String, of bundleID: String) {
+        state.withLockedValue { _ = $0.channels[bundleID]?.removeValue(forKey: id) }
+    }
+
+    /// From now on (`false`) the app's channel requests and broadcasts are refused
+    /// `FeatureNotEnabled`, as for an app whose broadcast capability is not enabled.
+    public func setBroadcastEnabled(_ enabled: Bool, for bundleID: String) {
+        state.withLockedValue { state in
+            if enabled { state.broadcastDisabled.remove(bundleID) } else { state.broadcastDisabled.insert(bundleID) }
+        }
     }
 
     /// How many requests were refused, by reason.

@@ -46,42 +46,20 @@ extension LocalAPNs {
     private static func check(_ request: IncomingRequest, on connection: Int, state: inout State, now: Int64) -> Answer
     {
         let devicePrefix = "/3/device/"
+        if request.path.hasPrefix(BroadcastCheck.broadcastPrefix)
+            || request.path.hasPrefix(BroadcastCheck.channelsPrefix)
+        {
+            return BroadcastCheck.check(request, on: connection, state: &state, now: now)
+        }
         guard request.path.hasPrefix(devicePrefix) else { return .refuse(404, "BadPath") }
         guard request.method == "POST" else { return .refuse(405, "MethodNotAllowed") }
-
-        // The provider token, and the connection it came on.
-        let keys = state.keys
         let claims: ProviderTokenCheck.Claims
         let providerToken: String
-        var record = state.connections[connection] ?? ConnectionRecord()
-        if let verified = record.verified, request.header("authorization") == "bearer " + verified.token {
-            // The token this connection already proved: only its age can have changed.
-            guard now - verified.claims.issuedAt <= 3600 else { return .refuse(403, "ExpiredProviderToken") }
-            (claims, providerToken) = (verified.claims, verified.token)
-        } else {
-            switch ProviderTokenCheck.verify(
-                authorization: request.header("authorization"),
-                now: now,
-                keys: { keys[$0] }
-            )
-            {
-            case .failure(.missing): return .refuse(403, "MissingProviderToken")
-            case .failure(.invalid): return .refuse(403, "InvalidProviderToken")
-            case .failure(.expired): return .refuse(403, "ExpiredProviderToken")
-            case .success(let verified): (claims, providerToken) = verified
-            }
+        switch authenticate(request, on: connection, state: &state, now: now) {
+        case .failure(let refusal): return refusal.answer
+        case .success(let verified): (claims, providerToken) = verified
         }
-        if let team = record.teamID, team != claims.teamID { return .refuse(403, "InvalidProviderToken") }
-        if let current = record.providerToken, current != providerToken {
-            guard now - record.providerTokenSince >= 20 * 60 else { return .refuse(429, "TooManyProviderTokenUpdates") }
-        }
-        if record.providerToken != providerToken {
-            record.providerToken = providerToken
-            record.providerTokenSince = now
-        }
-        record.verified = (claims, providerToken)
-        record.teamID = claims.teamID
-        state.connections[connection] = record
+        let keys = state.keys
 
         // The headers.
         let suffix = ".push-type.liveactivity"
@@ -126,14 +104,7 @@ extension LocalAPNs {
 
         // The device, and what the test planned.
         if let since = state.unregistered[device] { return .refuse(410, "Unregistered", timestamp: since) }
-        switch state.takeFailure(for: device) {
-        case .status(let status, let reason)?: return .refuse(status, reason)
-        case .stall?:
-            state.stalled += 1
-            return .stall
-        case .goAway(let reason)?: return .goAway(reason: reason)
-        case nil: break
-        }
+        if let failure = plannedFailure(for: device, state: &state) { return failure }
 
         let id = apnsID ?? UUID().uuidString.lowercased()
         state.received.append(
@@ -157,7 +128,74 @@ extension LocalAPNs {
         )
     }
 
-    private static func isLowercaseUUID(_ text: String) -> Bool {
+    /// A refusal, as an error.
+    struct Refusal: Error {
+        let answer: Answer
+    }
+
+    /// Checks the provider token of a request, and the connection it came on (one team per
+    /// connection, a new token at most every 20 minutes); its claims and the token.
+    static func authenticate(
+        _ request: IncomingRequest,
+        on connection: Int,
+        state: inout State,
+        now: Int64
+    ) -> Result<(ProviderTokenCheck.Claims, String), Refusal> {
+        let keys = state.keys
+        let claims: ProviderTokenCheck.Claims
+        let providerToken: String
+        var record = state.connections[connection] ?? ConnectionRecord()
+        if let verified = record.verified, request.header("authorization") == "bearer " + verified.token {
+            // The token this connection already proved: only its age can have changed.
+            guard now - verified.claims.issuedAt <= 3600 else {
+                return .failure(Refusal(answer: .refuse(403, "ExpiredProviderToken")))
+            }
+            (claims, providerToken) = (verified.claims, verified.token)
+        } else {
+            switch ProviderTokenCheck.verify(
+                authorization: request.header("authorization"),
+                now: now,
+                keys: { keys[$0] }
+            )
+            {
+            case .failure(.missing): return .failure(Refusal(answer: .refuse(403, "MissingProviderToken")))
+            case .failure(.invalid): return .failure(Refusal(answer: .refuse(403, "InvalidProviderToken")))
+            case .failure(.expired): return .failure(Refusal(answer: .refuse(403, "ExpiredProviderToken")))
+            case .success(let verified): (claims, providerToken) = verified
+            }
+        }
+        if let team = record.teamID, team != claims.teamID {
+            return .failure(Refusal(answer: .refuse(403, "InvalidProviderToken")))
+        }
+        if let current = record.providerToken, current != providerToken {
+            guard now - record.providerTokenSince >= 20 * 60 else {
+                return .failure(Refusal(answer: .refuse(429, "TooManyProviderTokenUpdates")))
+            }
+        }
+        if record.providerToken != providerToken {
+            record.providerToken = providerToken
+            record.providerTokenSince = now
+        }
+        record.verified = (claims, providerToken)
+        record.teamID = claims.teamID
+        state.connections[connection] = record
+        return .success((claims, providerToken))
+    }
+
+    /// The planned failure that applies to a request to `target` (a device token or a channel),
+    /// as an answer; `nil` when none applies.
+    static func plannedFailure(for target: String, state: inout State) -> Answer? {
+        switch state.takeFailure(for: target) {
+        case .status(let status, let reason)?: return .refuse(status, reason)
+        case .stall?:
+            state.stalled += 1
+            return .stall
+        case .goAway(let reason)?: return .goAway(reason: reason)
+        case nil: return nil
+        }
+    }
+
+    static func isLowercaseUUID(_ text: String) -> Bool {
         let groups = text.split(separator: "-", omittingEmptySubsequences: false).map(\.utf8)
         return groups.map(\.count) == [8, 4, 4, 4, 12]
             && groups.allSatisfy {
@@ -165,7 +203,7 @@ extension LocalAPNs {
             }
     }
 
-    private static func isHexDigit(_ byte: UInt8) -> Bool {
+    static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }

@@ -24,7 +24,7 @@ final class PushStreams: ChannelInboundHandler {
     private let state: NIOLockedValueBox<LocalAPNs.State>
     private let clock: @Sendable () -> Int64
     private let logger: Logger
-    private let onPush: (@Sendable (LocalAPNs.ReceivedPush) -> Void)?
+    private let onAccept: (@Sendable (LocalAPNs.Accepted) -> Void)?
     private var incoming: [HTTP2StreamID: Incoming] = [:]
     private var mustFlush = false
 
@@ -33,13 +33,13 @@ final class PushStreams: ChannelInboundHandler {
         state: NIOLockedValueBox<LocalAPNs.State>,
         clock: @escaping @Sendable () -> Int64,
         logger: Logger,
-        onPush: (@Sendable (LocalAPNs.ReceivedPush) -> Void)?
+        onAccept: (@Sendable (LocalAPNs.Accepted) -> Void)?
     ) {
         self.connection = connection
         self.state = state
         self.clock = clock
         self.logger = logger
-        self.onPush = onPush
+        self.onAccept = onAccept
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -89,12 +89,17 @@ final class PushStreams: ChannelInboundHandler {
         )
         let now = clock()
         let (answer, accepted) = state.withLockedValue { state in
+            let (pushes, broadcasts) = (state.received.count, state.broadcasts.count)
             let answer = LocalAPNs.answer(incomingRequest, on: connection, state: &state, now: now)
-            guard case .respond(200, _, _) = answer else { return (answer, nil as LocalAPNs.ReceivedPush?) }
-            return (answer, state.received.last)
+            var accepted: LocalAPNs.Accepted? = nil
+            if state.received.count > pushes, let push = state.received.last { accepted = .push(push) }
+            if state.broadcasts.count > broadcasts, let broadcast = state.broadcasts.last {
+                accepted = .broadcast(broadcast)
+            }
+            return (answer, accepted)
         }
         respond(answer, on: streamID, context: context)
-        if let accepted { onPush?(accepted) }
+        if let accepted { onAccept?(accepted) }
     }
 
     private func respond(_ answer: Answer, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {

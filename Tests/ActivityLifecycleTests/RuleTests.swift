@@ -579,3 +579,45 @@ struct RemoteStartRuleTests {
         #expect(timeline.events.isEmpty)
     }
 }
+
+@Suite("Broadcast channels: an activity whose pushes go on one of the app's channels")
+struct BroadcastChannelRuleTests {
+    static func request(on channel: BroadcastChannel) -> Command {
+        var request = Command.Request(
+            activityType: "match",
+            content: ActivityContent(contentState: .empty),
+            pushType: .channel
+        )
+        request.channel = channel
+        return .request(request)
+    }
+
+    @Test("a channel the app has (with its storage policy) is kept in the request's event")
+    func known() throws {
+        var timeline = Timeline()
+        let channel = BroadcastChannel(id: "dHN0LXNyY2gtY2hubA==", storagePolicy: .mostRecent)
+        try timeline.send(Self.request(on: channel))
+        guard case .requested(let requested) = timeline.events.first?.payload else {
+            Issue.record("no request")
+            return
+        }
+        #expect(requested.channel == channel)
+        #expect(requested.pushType == .channel)
+    }
+
+    @Test("a channel the app does not have is refused channel_not_found, naming it; nothing is appended")
+    func unknown() {
+        var timeline = Timeline()
+        let rejection = timeline.rejection(of: Self.request(on: BroadcastChannel(id: "bm9uZQ==", storagePolicy: nil)))
+        #expect(rejection == .channelNotFound(channelID: "bm9uZQ=="))
+        #expect(rejection?.code == "channel_not_found")
+        #expect(rejection.map { Rejection(code: $0.code, details: $0.details) } == rejection)
+        #expect(timeline.events.isEmpty)
+    }
+
+    @Test("Apple's numbers for the message storage policies", arguments: MessageStoragePolicy.allCases)
+    func storagePolicies(_ policy: MessageStoragePolicy) {
+        #expect(MessageStoragePolicy(apnsValue: policy.apnsValue) == policy)
+        #expect(policy.apnsValue == (policy == .none ? 0 : 1))
+    }
+}

@@ -108,6 +108,21 @@ struct DeliveryFixture {
         try? await client.shutdown()
     }
 
+    /// Runs `body` with the app's channels managed at the local APNs.
+    func withChannels(in store: EventStore, _ body: (ChannelManager) async throws -> Void) async throws {
+        let client = try APNsClient(
+            configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
+            logger: TestDatabase.logger
+        )
+        do {
+            try await body(ChannelManager(store: store, client: client, secretKey: secret))
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
     /// Quick lease renewal, app refresh and backoffs, so tests see changes and retries quickly.
     static let quick: DeliveryWorker.Configuration = {
         var configuration = DeliveryWorker.Configuration()

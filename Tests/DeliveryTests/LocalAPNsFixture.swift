@@ -71,7 +71,7 @@ struct LocalAPNsFixture {
         -> APNsRequest
     {
         APNsRequest(
-            deviceToken: token,
+            destination: .device(token: token),
             topic: PushRenderer.topic(for: bundleID),
             priority: priority,
             expiration: TestClock.start + .seconds(3600),
@@ -91,12 +91,29 @@ struct LocalAPNsFixture {
         body: String = #"{"aps":{"timestamp":1800000000,"event":"update","content-state":{}}}"#,
         on connection: HTTPClient? = nil
     ) async throws -> APNsResponse {
+        let answer = try await rawAnswer(path: path, method: method, headers: headers, body: body, on: connection)
+        return .answered(
+            status: answer.status,
+            reason: APNsResponse.reason(in: answer.body),
+            tokenInvalidSince: nil,
+            apnsID: answer.headers.first(name: "apns-id")
+        )
+    }
+
+    /// `raw`'s request, answered with the status, headers and body as they came.
+    func rawAnswer(
+        path: String,
+        method: HTTPMethod = .POST,
+        headers: [(String, String)],
+        body: String,
+        on connection: HTTPClient? = nil
+    ) async throws -> (status: Int, headers: HTTPHeaders, body: [UInt8]) {
         guard let connection else {
             let http = try rawConnection()
             do {
-                let response = try await raw(path: path, method: method, headers: headers, body: body, on: http)
+                let answer = try await rawAnswer(path: path, method: method, headers: headers, body: body, on: http)
                 try await http.shutdown()
-                return response
+                return answer
             } catch {
                 try? await http.shutdown()
                 throw error
@@ -109,15 +126,10 @@ struct LocalAPNsFixture {
             request.headers.add(name: "authorization", value: "bearer " + jwt)
         }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(string: body))
+        if !body.isEmpty { request.body = .bytes(ByteBuffer(string: body)) }
         let response = try await connection.execute(request, timeout: .seconds(5))
         let bytes = try await response.body.collect(upTo: 64 * 1024)
-        return .answered(
-            status: Int(response.status.code),
-            reason: APNsResponse.reason(in: Array(buffer: bytes)),
-            tokenInvalidSince: nil,
-            apnsID: response.headers.first(name: "apns-id")
-        )
+        return (Int(response.status.code), response.headers, Array(buffer: bytes))
     }
 
     /// An HTTP/2 client of the local APNs, for several `raw` requests on one connection.

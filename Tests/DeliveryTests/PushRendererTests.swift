@@ -315,11 +315,12 @@ import Testing
         let contentState = JSONObject(["text": .string(String(repeating: "x", count: 4080))])
         var story = try DeviceStory.withToken(contentState)
         let rendering = try story.last(.update(.init(content: ActivityContent(contentState: contentState))))
-        guard case .undeliverable(.payloadTooLarge(let size)) = rendering else {
+        guard case .undeliverable(.payloadTooLarge(let size, let limit)) = rendering else {
             Issue.record("expected payloadTooLarge, got \(rendering)")
             return
         }
-        #expect(size > APNsRequest.maximumBodySize)
+        #expect(limit == APNsRequest.maximumBodySize)
+        #expect(size > limit)
         #expect(size == LiveActivityBodySize.of(contentState))
     }
 

@@ -90,3 +90,51 @@ struct RemoteStartBookTests {
         )
     }
 }
+
+/// A start and the pushes after it in one activity's lane.
+@Suite("Activity lane: a start is never superseded")
+struct StartLaneTests {
+    static func push(_ version: Int, start: Bool = false) -> ActivityLane.Push {
+        ActivityLane.Push(
+            position: Int64(version),
+            version: version,
+            request: APNsRequest(
+                destination: start ? .device(token: "ab") : .channel(id: "Y2g=", storesMessage: true),
+                topic: "com.example.game.push-type.liveactivity",
+                priority: .high,
+                expiration: RemoteStartBookTests.now + .seconds(3600),
+                apnsID: "00000000-0000-8000-8000-00000000000\(version)",
+                body: [],
+                startsActivity: start
+            ),
+            committedAt: RemoteStartBookTests.now,
+            notBefore: RemoteStartBookTests.now
+        )
+    }
+
+    @Test("updates offered while a start waits wait behind it, the newest only")
+    func updatesWaitBehindAStart() {
+        var lane = ActivityLane()
+        #expect(lane.offer(Self.push(1, start: true)) == nil)
+        #expect(lane.offer(Self.push(2)) == nil)
+        #expect(lane.offer(Self.push(3))?.version == 2)
+        #expect(lane.earliestPosition == 1)
+        #expect(lane.next(at: RemoteStartBookTests.now)?.version == 1)
+        #expect(lane.next(at: RemoteStartBookTests.now) == nil)
+        lane.settle()
+        #expect(lane.next(at: RemoteStartBookTests.now)?.version == 3)
+    }
+
+    @Test("a retried start goes again before what waits")
+    func aRetriedStartGoesFirst() {
+        var lane = ActivityLane()
+        _ = lane.offer(Self.push(1, start: true))
+        _ = lane.next(at: RemoteStartBookTests.now)
+        _ = lane.offer(Self.push(2))
+        #expect(lane.retry(at: RemoteStartBookTests.now + .seconds(1)) == nil)
+        #expect(lane.next(at: RemoteStartBookTests.now + .seconds(1))?.version == 1)
+        lane.settle()
+        #expect(lane.next(at: RemoteStartBookTests.now + .seconds(1))?.version == 2)
+        #expect(lane.next(at: RemoteStartBookTests.now + .seconds(1)) == nil)
+    }
+}

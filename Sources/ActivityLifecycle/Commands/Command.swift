@@ -32,6 +32,8 @@ public enum Command: Hashable, Sendable {
         /// Set when the device is to start the activity on a push (push-to-start), rather than
         /// the app on the device.
         public var remoteStart: RemoteStart?
+        /// Set when the activity's pushes go by broadcast on one of the app's channels (iOS 18).
+        public var channel: BroadcastChannel?
 
         public init(
             activityType: String,
@@ -42,7 +44,8 @@ public enum Command: Hashable, Sendable {
             style: ActivityStyle? = nil,
             deviceID: DeviceID? = nil,
             timestamp: Timestamp? = nil,
-            remoteStart: RemoteStart? = nil
+            remoteStart: RemoteStart? = nil,
+            channel: BroadcastChannel? = nil
         ) {
             self.activityType = activityType
             self.attributes = attributes
@@ -53,6 +56,7 @@ public enum Command: Hashable, Sendable {
             self.deviceID = deviceID
             self.timestamp = timestamp
             self.remoteStart = remoteStart
+            self.channel = channel
         }
     }
 

@@ -85,6 +85,9 @@ extension Lifecycle {
             }
             try checkPushToStartBudget(request.deviceID, at: now, context: context)
         }
+        if let channel = request.channel, channel.storagePolicy == nil {
+            throw .channelNotFound(channelID: channel.id)
+        }
         let open = context.open
         guard open.app < context.app.maxOpen else {
             throw .targetMaximumExceeded(limit: context.app.maxOpen, count: open.app)

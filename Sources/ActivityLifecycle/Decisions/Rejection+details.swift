@@ -36,6 +36,8 @@ extension Rejection {
                 "budget": .number(JSONNumber(budget)),
                 "retryAfterSeconds": .number(JSONNumber(retryAfter.wholeSecondsRoundedUp)),
             ].merging(deviceID.map { ["deviceId": .string($0.rawValue)] } ?? [:]) { $1 }
+        case .channelNotFound(let channelID):
+            ["channelId": .string(channelID)]
         case .pushToStartTokenMissing(let deviceID, let activityType):
             ["activityType": .string(activityType)].merging(deviceID.map { ["deviceId": .string($0.rawValue)] } ?? [:])
             {
@@ -103,6 +105,9 @@ extension Rejection {
                 deviceID: string("deviceId").flatMap(DeviceID.init(rawValue:)),
                 activityType: activityType
             )
+        case "channel_not_found":
+            guard let channelID = string("channelId") else { return nil }
+            self = .channelNotFound(channelID: channelID)
         default:
             return nil
         }

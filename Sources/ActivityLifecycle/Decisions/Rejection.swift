@@ -32,6 +32,8 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
     case pushToStartTokenMissing(deviceID: DeviceID?, activityType: String)
     /// The device's remote starts for this hour are spent; retry after `retryAfter`.
     case pushToStartBudgetExhausted(deviceID: DeviceID?, budget: Int, retryAfter: Duration)
+    /// A request on a channel the app does not have (never created, or deleted).
+    case channelNotFound(channelID: String)
 
     /// The stable machine-readable code.
     public var code: String {
@@ -51,6 +53,7 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .notDue: "not_due"
         case .pushToStartTokenMissing: "push_to_start_token_missing"
         case .pushToStartBudgetExhausted: "push_to_start_budget_exhausted"
+        case .channelNotFound: "channel_not_found"
         }
     }
 
@@ -90,6 +93,9 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .pushToStartBudgetExhausted(let deviceID, let budget, let retryAfter):
             "Device \(deviceID?.rawValue ?? "(none)") was sent its \(budget) remote starts for this hour; retry in "
                 + "\(retryAfter.wholeSecondsRoundedUp) s, or have the app start the activity itself."
+        case .channelNotFound(let channelID):
+            "The app has no channel \(channelID): create one (POST /v1/admin/apps/{appId}/channels) and use the id "
+                + "APNs gave it."
         }
     }
 }

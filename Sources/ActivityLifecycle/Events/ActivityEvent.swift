@@ -65,6 +65,7 @@ public enum EventPayload: Hashable, Sendable {
         public var deviceID: DeviceID?
         public var timestamp: Timestamp?
         public var remoteStart: RemoteStart?
+        public var channel: BroadcastChannel?
 
         public init(_ request: Command.Request) {
             activityType = request.activityType
@@ -76,6 +77,7 @@ public enum EventPayload: Hashable, Sendable {
             deviceID = request.deviceID
             timestamp = request.timestamp
             remoteStart = request.remoteStart
+            channel = request.channel
         }
     }
 

@@ -8,17 +8,18 @@ import NIOPosix
 import NIOSSL
 public import ServiceLifecycle
 
-/// Sends pushes to APNs over HTTP/2 and TLS.
+/// Sends pushes, broadcasts and channel requests to APNs over HTTP/2 and TLS.
 ///
-/// One long-lived connection per credentials (team, key, environment: APNs takes one team per
-/// connection), opened when first needed and again when it closes or APNs sends GOAWAY; one
+/// One long-lived connection per credentials (team and key: APNs takes one team per connection)
+/// and host, opened when first needed and again when it closes or APNs sends GOAWAY; one
 /// provider token per credentials, reused until it is 50 minutes old. Every request has a
 /// deadline. How many are in flight is the caller's bound (the delivery worker's).
 public final class APNsClient: Service, Sendable {
+    /// Where a connection goes, and for whom: APNs takes one team per connection.
     private struct Route: Hashable {
         let teamID: String
         let keyID: String
-        let environment: APNsEnvironment
+        let endpoint: APNsConnection.Endpoint
     }
 
     /// A route's connection, or the opening of one.
@@ -34,7 +35,7 @@ public final class APNsClient: Service, Sendable {
     }
 
     private let configuration: APNsConfiguration
-    private let endpoints: [APNsEnvironment: APNsConnection.Endpoint]
+    private let endpoints: [APNsService: [APNsEnvironment: APNsConnection.Endpoint]]
     private let tls: NIOSSLContext
     private let group: any EventLoopGroup
     private let clock: @Sendable () -> Timestamp
@@ -48,13 +49,15 @@ public final class APNsClient: Service, Sendable {
         logger: Logger
     ) throws {
         self.configuration = configuration
-        var endpoints: [APNsEnvironment: APNsConnection.Endpoint] = [:]
-        for environment in [APNsEnvironment.production, .sandbox] {
-            let url = configuration.baseURL(of: environment)
-            guard let endpoint = APNsConnection.Endpoint(url: url) else {
-                throw APNsConfiguration.InvalidURL(url: url)
+        var endpoints: [APNsService: [APNsEnvironment: APNsConnection.Endpoint]] = [:]
+        for service in APNsService.allCases {
+            for environment in [APNsEnvironment.production, .sandbox] {
+                let url = configuration.baseURL(of: service, in: environment)
+                guard let endpoint = APNsConnection.Endpoint(url: url) else {
+                    throw APNsConfiguration.InvalidURL(url: url)
+                }
+                endpoints[service, default: [:]][environment] = endpoint
             }
-            endpoints[environment] = endpoint
         }
         self.endpoints = endpoints
         var tls = TLSConfiguration.makeClientConfiguration()
@@ -69,15 +72,41 @@ public final class APNsClient: Service, Sendable {
         self.logger = logger
     }
 
-    /// Sends `request` with `credentials`, and says what APNs answered (or that it did not).
+    /// Sends `request` (a push to a device, or a broadcast) with `credentials`, and says what
+    /// APNs answered (or that it did not).
     public func send(_ request: APNsRequest, with credentials: APNsCredentials) async -> APNsResponse {
-        let route = Route(teamID: credentials.teamID, keyID: credentials.keyID, environment: credentials.environment)
-        let endpoint = endpoints[credentials.environment]!
+        let response = APNsResponse(
+            await exchange(
+                "POST",
+                request.path,
+                headers: request.headers + [("content-type", "application/json")],
+                body: request.body,
+                on: request.service,
+                with: credentials
+            )
+        )
+        if case .retry(renewToken: true) = APNsVerdict(response) {
+            let route = route(of: request.service, credentials)
+            _ = try? connection(for: route, credentials: credentials, renewing: true)
+        }
+        return response
+    }
+
+    /// One request to `service` with `credentials`' provider token, and APNs' answer.
+    func exchange(
+        _ method: String,
+        _ path: String,
+        headers fields: [(name: String, value: String)],
+        body: [UInt8],
+        on service: APNsService,
+        with credentials: APNsCredentials
+    ) async -> Result<APNsAnswer, APNsUnanswered> {
+        let route = route(of: service, credentials)
         let (link, jwt): (Link, String)
         do {
-            (link, jwt) = try connection(for: route, to: endpoint, credentials: credentials, renewing: false)
+            (link, jwt) = try connection(for: route, credentials: credentials, renewing: false)
         } catch {
-            return .unanswered("could not sign a provider token: \(error)")
+            return .failure(APNsUnanswered("could not sign a provider token: \(error)"))
         }
         let connection: APNsConnection
         switch link {
@@ -89,28 +118,31 @@ public final class APNsClient: Service, Sendable {
             do {
                 connection = try result.get()
             } catch {
-                return .unanswered("could not connect to APNs at \(endpoint.authority): \(error)")
+                return .failure(APNsUnanswered("could not connect to APNs at \(route.endpoint.authority): \(error)"))
             }
         }
         var headers = HPACKHeaders()
-        headers.reserveCapacity(11)
-        headers.add(name: ":method", value: "POST")
+        headers.reserveCapacity(fields.count + 6)
+        headers.add(name: ":method", value: method)
         headers.add(name: ":scheme", value: "https")
-        headers.add(name: ":path", value: request.path)
-        headers.add(name: ":authority", value: endpoint.authority)
+        headers.add(name: ":path", value: path)
+        headers.add(name: ":authority", value: route.endpoint.authority)
         headers.add(name: "authorization", value: "bearer " + jwt)
-        for (name, value) in request.headers { headers.add(name: name, value: value) }
-        headers.add(name: "content-type", value: "application/json")
-        headers.add(name: "content-length", value: String(request.body.count))
-        let answer = await connection.send(
+        for (name, value) in fields { headers.add(name: name, value: value) }
+        if !body.isEmpty || method == "POST" { headers.add(name: "content-length", value: String(body.count)) }
+        return await connection.send(
             headers: headers,
-            body: ByteBuffer(bytes: request.body),
+            body: ByteBuffer(bytes: body),
             timeout: configuration.requestTimeout
         )
-        if case .retry(renewToken: true) = APNsVerdict(answer) {
-            _ = try? self.connection(for: route, to: endpoint, credentials: credentials, renewing: true)
-        }
-        return answer
+    }
+
+    private func route(of service: APNsService, _ credentials: APNsCredentials) -> Route {
+        Route(
+            teamID: credentials.teamID,
+            keyID: credentials.keyID,
+            endpoint: endpoints[service]![credentials.environment]!
+        )
     }
 
     /// The route's connection (opening one when there is none, or when it takes no new
@@ -118,7 +150,6 @@ public final class APNsClient: Service, Sendable {
     /// due, or (`renewing`) when APNs called it expired and it is old enough.
     private func connection(
         for route: Route,
-        to endpoint: APNsConnection.Endpoint,
         credentials: APNsCredentials,
         renewing: Bool
     ) throws -> (Link, String) {
@@ -138,7 +169,9 @@ public final class APNsClient: Service, Sendable {
             case .open(let connection) where connection.isUsable:
                 break
             case .open, nil:
-                let (tls, group, timeout) = (self.tls, self.group, configuration.connectTimeout)
+                let (endpoint, tls, group, timeout) = (
+                    route.endpoint, self.tls, self.group, configuration.connectTimeout
+                )
                 state.link = .opening(
                     Task { try await APNsConnection.connect(to: endpoint, tls: tls, group: group, timeout: timeout) }
                 )

@@ -105,8 +105,8 @@ final class APNsConnection: Sendable {
 
     /// Sends one request (its headers with the pseudo-headers first, and its body) and waits
     /// for the answer, at most `timeout`.
-    func send(headers: HPACKHeaders, body: ByteBuffer, timeout: Duration) async -> APNsResponse {
-        let answer = channel.eventLoop.makePromise(of: APNsResponse.self)
+    func send(headers: HPACKHeaders, body: ByteBuffer, timeout: Duration) async -> Result<APNsAnswer, APNsUnanswered> {
+        let answer = channel.eventLoop.makePromise(of: Result<APNsAnswer, APNsUnanswered>.self)
         let push = APNsStreams.Push(
             headers: headers,
             body: body,
@@ -116,9 +116,9 @@ final class APNsConnection: Sendable {
         )
         // A write that fails never reached the handler: the connection had closed.
         channel.write(push).whenFailure { error in
-            answer.succeed(.unanswered("the connection to APNs closed: \(error)"))
+            answer.succeed(.failure(APNsUnanswered("the connection to APNs closed: \(error)")))
         }
-        return await answer.futureResult.answer()
+        return (try? await answer.futureResult.get()) ?? .failure(APNsUnanswered("no answer"))
     }
 
     /// Closes the connection; pushes still waiting are answered `unanswered`.
@@ -128,10 +128,23 @@ final class APNsConnection: Sendable {
     }
 }
 
-extension EventLoopFuture where Value == APNsResponse {
-    /// The answer: such a future is always succeeded.
-    fileprivate func answer() async -> APNsResponse {
-        (try? await get()) ?? .unanswered("no answer")
+/// What APNs answered: its status, its headers (not the pseudo-headers) and its body.
+struct APNsAnswer: Sendable {
+    let status: Int
+    let headers: [(name: String, value: String)]
+    let body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+}
+
+/// Why no answer came: a connection or TLS failure, the deadline, a stream refused by GOAWAY.
+struct APNsUnanswered: Error, Sendable {
+    let why: String
+
+    init(_ why: String) {
+        self.why = why
     }
 }
 
@@ -147,15 +160,15 @@ private final class APNsStreams: ChannelDuplexHandler {
         let body: ByteBuffer
         let deadline: NIODeadline
         let timeout: Duration
-        let answer: EventLoopPromise<APNsResponse>
+        let answer: EventLoopPromise<Result<APNsAnswer, APNsUnanswered>>
     }
 
     /// A push on the wire, and what has come back of its answer.
     private struct Exchange {
-        let answer: EventLoopPromise<APNsResponse>
+        let answer: EventLoopPromise<Result<APNsAnswer, APNsUnanswered>>
         let deadline: Scheduled<Void>
         var status: Int? = nil
-        var apnsID: String? = nil
+        var headers: [(name: String, value: String)] = []
         var body: [UInt8] = []
     }
 
@@ -180,12 +193,12 @@ private final class APNsStreams: ChannelDuplexHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let push = unwrapOutboundIn(data)
         promise?.succeed(())
-        if let refusal { return push.answer.succeed(.unanswered(refusal)) }
+        if let refusal { return push.answer.succeed(.failure(APNsUnanswered(refusal))) }
         let streamID = nextStreamID
         if streamID != .maxID { nextStreamID = HTTP2StreamID(Int(streamID) + 2) }
         let loop = context.eventLoop.assumeIsolated()
         let deadline = loop.scheduleTask(deadline: push.deadline) { [self] in
-            guard finish(streamID, .unanswered("APNs did not answer within \(push.timeout)")) else { return }
+            guard finish(streamID, "APNs did not answer within \(push.timeout)") else { return }
             context.writeAndFlush(
                 wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))),
                 promise: nil
@@ -204,7 +217,7 @@ private final class APNsStreams: ChannelDuplexHandler {
             promise: written
         )
         written.futureResult.assumeIsolated().whenFailure { [self] error in
-            finish(streamID, .unanswered("the push could not be written: \(error)"))
+            finish(streamID, "the push could not be written: \(error)")
         }
         // A client's last stream id (2^31 − 1, a billion pushes): the next push goes on a new
         // connection, and this one closes once its streams are answered.
@@ -225,8 +238,13 @@ private final class APNsStreams: ChannelDuplexHandler {
         switch frame.payload {
         case .headers(let headers):
             guard var exchange = exchanges[frame.streamID] else { return }
-            if let status = headers.headers.first(name: ":status").flatMap({ Int($0) }) { exchange.status = status }
-            if let apnsID = headers.headers.first(name: "apns-id") { exchange.apnsID = apnsID }
+            for header in headers.headers {
+                if header.name == ":status" {
+                    exchange.status = Int(header.value)
+                } else if !header.name.hasPrefix(":") {
+                    exchange.headers.append((header.name, header.value))
+                }
+            }
             exchanges[frame.streamID] = exchange
             if headers.endStream { complete(frame.streamID) }
         case .data(let data):
@@ -240,7 +258,7 @@ private final class APNsStreams: ChannelDuplexHandler {
             let reason = opaqueData.map { String(buffer: $0) } ?? ""
             refuse("APNs closed the connection (GOAWAY \(errorCode) \(reason))")
             for streamID in exchanges.keys where streamID > lastStreamID {
-                finish(streamID, .unanswered("APNs refused the stream (GOAWAY \(errorCode) \(reason))"))
+                finish(streamID, "APNs refused the stream (GOAWAY \(errorCode) \(reason))")
             }
         default:
             break
@@ -251,7 +269,7 @@ private final class APNsStreams: ChannelDuplexHandler {
         if let closed = event as? StreamClosedEvent {
             finish(
                 closed.streamID,
-                .unanswered("APNs closed the stream (\(closed.reason.map { "\($0)" } ?? "no reason"))")
+                "APNs closed the stream (\(closed.reason.map { "\($0)" } ?? "no reason"))"
             )
         } else if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent, negotiated != "h2" {
             refuse("the APNs host does not speak HTTP/2")
@@ -262,7 +280,7 @@ private final class APNsStreams: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let streamError = error as? NIOHTTP2Errors.StreamError {
-            finish(streamError.streamID, .unanswered("the stream failed: \(streamError.baseError)"))
+            finish(streamError.streamID, "the stream failed: \(streamError.baseError)")
             return
         }
         refuse("the connection to APNs failed: \(error)")
@@ -271,13 +289,13 @@ private final class APNsStreams: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         refuse("the connection to APNs closed")
-        for streamID in exchanges.keys { finish(streamID, .unanswered("the connection to APNs closed")) }
+        for streamID in exchanges.keys { finish(streamID, "the connection to APNs closed") }
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         refuse("the connection to APNs closed")
-        for streamID in exchanges.keys { finish(streamID, .unanswered("the connection to APNs closed")) }
+        for streamID in exchanges.keys { finish(streamID, "the connection to APNs closed") }
         self.context = nil
     }
 
@@ -287,18 +305,29 @@ private final class APNsStreams: ChannelDuplexHandler {
     private func complete(_ streamID: HTTP2StreamID) {
         guard let exchange = exchanges[streamID] else { return }
         guard let status = exchange.status else {
-            finish(streamID, .unanswered("APNs ended the stream without a status"))
+            finish(streamID, "APNs ended the stream without a status")
             return
         }
-        finish(streamID, .answer(status: status, body: exchange.body, apnsID: exchange.apnsID))
+        finish(streamID, APNsAnswer(status: status, headers: exchange.headers, body: exchange.body))
     }
 
     /// Answers a push that is still waiting; `false` when it was answered already.
     @discardableResult
-    private func finish(_ streamID: HTTP2StreamID, _ response: APNsResponse) -> Bool {
+    private func finish(_ streamID: HTTP2StreamID, _ answer: APNsAnswer) -> Bool {
+        finish(streamID, .success(answer))
+    }
+
+    /// Says that a push went unanswered, if it is still waiting; `false` when it was answered.
+    @discardableResult
+    private func finish(_ streamID: HTTP2StreamID, _ unanswered: String) -> Bool {
+        finish(streamID, .failure(APNsUnanswered(unanswered)))
+    }
+
+    @discardableResult
+    private func finish(_ streamID: HTTP2StreamID, _ result: Result<APNsAnswer, APNsUnanswered>) -> Bool {
         guard let exchange = exchanges.removeValue(forKey: streamID) else { return false }
         exchange.deadline.cancel()
-        exchange.answer.succeed(response)
+        exchange.answer.succeed(result)
         // A connection that takes no new streams closes once its last one is answered.
         if refusal != nil && exchanges.isEmpty { context?.close(promise: nil) }
         return true

@@ -9,18 +9,35 @@ public enum APNsResponse: Hashable, Sendable {
     /// GOAWAY. What happened, for the log.
     case unanswered(String)
 
-    /// Apple's status and reason, read from a response.
-    static func answer(status: Int, body: [UInt8], apnsID: String?) -> APNsResponse {
-        guard status != 200 else { return .answered(status: 200, reason: nil, tokenInvalidSince: nil, apnsID: apnsID) }
-        var reason: String? = nil
-        var since: Timestamp? = nil
-        if case .object(let members)? = try? JSONParser.parse(body) {
-            if case .string(let text)? = members["reason"] { reason = text }
-            if case .number(let milliseconds)? = members["timestamp"], let milliseconds = milliseconds.integer {
+    /// Apple's status and reason, read from an answer (a push's `apns-id`, a broadcast's
+    /// `apns-request-id`).
+    init(_ result: Result<APNsAnswer, APNsUnanswered>) {
+        switch result {
+        case .failure(let unanswered):
+            self = .unanswered(unanswered.why)
+        case .success(let answer):
+            let apnsID = answer.header("apns-id") ?? answer.header("apns-request-id")
+            guard answer.status != 200 else {
+                self = .answered(status: 200, reason: nil, tokenInvalidSince: nil, apnsID: apnsID)
+                return
+            }
+            var since: Timestamp? = nil
+            if case .object(let members)? = try? JSONParser.parse(answer.body),
+                case .number(let milliseconds)? = members["timestamp"], let milliseconds = milliseconds.integer
+            {
                 since = Timestamp(microsecondsSince1970: milliseconds * 1000)
             }
+            self = .answered(status: answer.status, reason: answer.reason, tokenInvalidSince: since, apnsID: apnsID)
         }
-        return .answered(status: status, reason: reason, tokenInvalidSince: since, apnsID: apnsID)
+    }
+}
+
+extension APNsAnswer {
+    /// Apple's `reason` for an error, from the JSON body.
+    var reason: String? {
+        guard case .object(let members)? = try? JSONParser.parse(body), case .string(let reason)? = members["reason"]
+        else { return nil }
+        return reason
     }
 }
 

@@ -21,6 +21,7 @@ public enum APNsVerdict: Hashable, Sendable {
         }
         switch (status, reason) {
         case (200, _): self = .delivered
+        case (_, let reason?) where Self.channelReasons.contains(reason): self = .fail
         case (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"): self = .invalidateToken(since: nil)
         case (400, "BadTopic"), (400, "TopicDisallowed"), (400, "MissingTopic"): self = .suspendApp
         case (400, "IdleTimeout"): self = .retry(renewToken: false)
@@ -31,4 +32,12 @@ public enum APNsVerdict: Hashable, Sendable {
         default: self = .fail
         }
     }
+
+    /// What APNs says of a broadcast whose channel is gone, malformed, or not enabled for the
+    /// app: the broadcast fails, whatever the status (a 403 must not suspend the app's pushes to
+    /// devices).
+    static let channelReasons: Set<String> = [
+        "BadChannelId", "ChannelNotRegistered", "MissingChannelId", "FeatureNotEnabled", "TopicMismatch",
+        "BadRequestParams", "CannotCreateChannelConfig",
+    ]
 }

@@ -1,11 +1,21 @@
 public import ActivityLifecycle
 public import CanonicalJSON
 
-/// One Live Activity push as APNs takes it: `POST /3/device/<token>` with these headers and body.
+/// One Live Activity push as APNs takes it: to one device (`POST /3/device/<token>`) or
+/// broadcast on a channel (`POST /4/broadcasts/apps/<bundle id>`), with these headers and body.
 /// What the client adds is the connection's: the host and the `authorization` provider token.
 public struct APNsRequest: Hashable, Sendable {
-    /// The device's push token, in lowercase hex.
-    public let deviceToken: String
+    /// Who receives it.
+    public enum Destination: Hashable, Sendable {
+        /// The device's push token (or push-to-start token), in lowercase hex.
+        case device(token: String)
+        /// Every device subscribed to the channel. `storesMessage`: the channel's storage
+        /// policy keeps the newest push for a device that is offline (`apns-expiration` may then
+        /// be later than now; on a channel that stores nothing it must be 0).
+        case channel(id: String, storesMessage: Bool)
+    }
+
+    public let destination: Destination
     /// `<bundle id>.push-type.liveactivity`.
     public let topic: String
     /// From the budget ledger: the priority recorded in the update.
@@ -16,12 +26,12 @@ public struct APNsRequest: Hashable, Sendable {
     public let apnsID: String
     /// The JSON body (`{"aps": {…}}`), at most `maximumBodySize` bytes.
     public let body: [UInt8]
-    /// A push-to-start (`event: start`): `deviceToken` is the device's push-to-start token, and
-    /// the push is never sent a second time once APNs may have received it.
+    /// A push-to-start (`event: start`): the device token is the device's push-to-start token,
+    /// and the push is never sent a second time once APNs may have received it.
     public let startsActivity: Bool
 
     public init(
-        deviceToken: String,
+        destination: Destination,
         topic: String,
         priority: Priority,
         expiration: Timestamp,
@@ -29,7 +39,7 @@ public struct APNsRequest: Hashable, Sendable {
         body: [UInt8],
         startsActivity: Bool = false
     ) {
-        self.deviceToken = deviceToken
+        self.destination = destination
         self.topic = topic
         self.priority = priority
         self.expiration = expiration
@@ -38,20 +48,62 @@ public struct APNsRequest: Hashable, Sendable {
         self.startsActivity = startsActivity
     }
 
-    /// APNs refuses a larger body (`PayloadTooLarge`).
+    /// APNs refuses a larger body to a device (`PayloadTooLarge`).
     public static let maximumBodySize = 4096
+    /// APNs refuses a larger broadcast.
+    public static let maximumBroadcastBodySize = 5120
+    /// What an app's bundle id takes to be its Live Activities' topic.
+    public static let topicSuffix = ".push-type.liveactivity"
 
-    public var path: String { "/3/device/\(deviceToken)" }
+    /// The device's token, for a push to one device.
+    public var deviceToken: String? {
+        if case .device(let token) = destination { token } else { nil }
+    }
+
+    /// The channel, for a broadcast.
+    public var channelID: String? {
+        if case .channel(let id, _) = destination { id } else { nil }
+    }
+
+    /// The largest body its destination takes.
+    public var maximumBodySize: Int {
+        channelID == nil ? Self.maximumBodySize : Self.maximumBroadcastBodySize
+    }
+
+    var service: APNsService { channelID == nil ? .device : .broadcast }
+
+    /// The app's bundle id: the topic without its suffix (a broadcast names it in its path).
+    var bundleID: Substring {
+        topic.hasSuffix(Self.topicSuffix) ? topic.dropLast(Self.topicSuffix.count) : Substring(topic)
+    }
+
+    public var path: String {
+        switch destination {
+        case .device(let token): "/3/device/\(token)"
+        case .channel: "/4/broadcasts/apps/\(bundleID)"
+        }
+    }
 
     /// The request's headers, in the order they are sent, without `authorization`.
     public var headers: [(name: String, value: String)] {
-        [
-            ("apns-push-type", "liveactivity"),
-            ("apns-topic", topic),
-            ("apns-priority", String(priority.rawValue)),
-            ("apns-expiration", String(expiration.epochSeconds)),
-            ("apns-id", apnsID),
-        ]
+        switch destination {
+        case .device:
+            [
+                ("apns-push-type", "liveactivity"),
+                ("apns-topic", topic),
+                ("apns-priority", String(priority.rawValue)),
+                ("apns-expiration", String(expiration.epochSeconds)),
+                ("apns-id", apnsID),
+            ]
+        case .channel(let id, let storesMessage):
+            [
+                ("apns-push-type", "liveactivity"),
+                ("apns-channel-id", id),
+                ("apns-priority", String(priority.rawValue)),
+                ("apns-expiration", storesMessage ? String(expiration.epochSeconds) : "0"),
+                ("apns-request-id", apnsID),
+            ]
+        }
     }
 }
 

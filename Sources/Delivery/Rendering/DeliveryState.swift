@@ -14,6 +14,8 @@ public struct DeliveryState: Hashable, Sendable {
     public private(set) var tokenRegisteredAt: Timestamp?
     /// From the request: the device starts the activity on a push to this token.
     public private(set) var remoteStart: RemoteStart?
+    /// From the request: the activity's pushes go by broadcast on this channel.
+    public private(set) var channel: BroadcastChannel?
     /// How the activity ended, once it has: what its end push says, also when its token arrives
     /// after the end.
     public private(set) var end: EventPayload.Ended?
@@ -23,12 +25,14 @@ public struct DeliveryState: Hashable, Sendable {
         activity = try lifecycle.evolve(state?.activity, with: event)
         tokenRegisteredAt = state?.tokenRegisteredAt
         remoteStart = state?.remoteStart
+        channel = state?.channel
         end = state?.end
         if case .ended(let ended) = event.payload { end = ended }
         switch event.payload {
         case .requested(let requested):
             contentVersion = event.version
             remoteStart = requested.remoteStart
+            channel = requested.channel
         case .updated:
             contentVersion = event.version
         case .ended(let ended) where ended.content != nil:

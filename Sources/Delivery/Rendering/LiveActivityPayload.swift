@@ -5,8 +5,9 @@ import CanonicalJSON
 struct LiveActivityPayload {
     enum Kind {
         /// Push-to-start: the device creates the activity of this `ActivityAttributes` type and
-        /// reports its push token (`input-push-token`).
-        case start(attributesType: String, attributes: JSONObject)
+        /// reports its push token (`input-push-token`), or subscribes it to a channel
+        /// (`input-push-channel`).
+        case start(attributesType: String, attributes: JSONObject, channelID: String?)
         case update
         case end(dismissalDate: Timestamp?)
 
@@ -26,11 +27,15 @@ struct LiveActivityPayload {
         var aps = JSONObjectWriter()
         aps.add("timestamp", .seconds(timestamp))
         switch kind {
-        case .start(let attributesType, let attributes):
+        case .start(let attributesType, let attributes, let channelID):
             aps.add("event", .string("start"))
             aps.add("attributes-type", .string(attributesType))
             aps.add("attributes", attributes)
-            aps.add("input-push-token", .number(JSONNumber(1)))
+            if let channelID {
+                aps.add("input-push-channel", .string(channelID))
+            } else {
+                aps.add("input-push-token", .number(JSONNumber(1)))
+            }
         case .update:
             aps.add("event", .string("update"))
         case .end(let dismissalDate):

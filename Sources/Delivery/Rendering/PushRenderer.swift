@@ -18,6 +18,10 @@ public import EventStore
 ///   token, at once (priority 10), so an activity's state reaches a token that arrives late; and
 ///   after the end (a token that arrived after the activity ended): the end.
 ///
+/// An activity on a channel has its updates and end broadcast on the channel instead (a start
+/// still goes to the device's push-to-start token: broadcast cannot start an activity, and
+/// subscribes it with `input-push-channel`); its push tokens send nothing.
+///
 /// Everything else the device knows or does itself.
 public struct PushRenderer: Sendable {
     /// For the lifetime and dismissal window, which bound how long APNs keeps a push.
@@ -43,7 +47,11 @@ public struct PushRenderer: Sendable {
                 return .silent(.startedOnDevice)
             }
             guard activity.state != .pending else { return .silent(.startsAtStartDate) }
-            kind = .start(attributesType: activity.activityType, attributes: activity.attributes)
+            kind = .start(
+                attributesType: activity.activityType,
+                attributes: activity.attributes,
+                channelID: state.channel?.id
+            )
             content = activity.content
             alert = remoteStart.alert
             token = pushToStartToken
@@ -53,6 +61,8 @@ public struct PushRenderer: Sendable {
             return .silent(dismissed.reason == .userRemoved ? .reportedByDevice : .appliedByDevice)
         case .ended(let ended) where ended.reason == .lifetimeExceeded:
             return .silent(.appliedByDevice)
+        case .pushTokenChanged where state.channel != nil:
+            return .silent(.broadcastOnChannel)
         case .pushTokenChanged where activity.state == .ended:
             // The activity ended before its token arrived: the end goes to it now.
             guard let ended = state.end, ended.reason != .lifetimeExceeded, let endedAt = activity.endedAt else {
@@ -76,8 +86,14 @@ public struct PushRenderer: Sendable {
             kind = .update
             content = activity.content
         }
-        guard let token else { return .awaitingToken }
-        guard let deviceToken = Self.normalized(token) else { return .undeliverable(.malformedToken) }
+        let destination: APNsRequest.Destination
+        if let channel = state.channel, !kind.startsActivity {
+            destination = .channel(id: channel.id, storesMessage: channel.storagePolicy == .mostRecent)
+        } else {
+            guard let token else { return .awaitingToken }
+            guard let deviceToken = Self.normalized(token) else { return .undeliverable(.malformedToken) }
+            destination = .device(token: deviceToken)
+        }
         let body = LiveActivityPayload(
             kind: kind,
             timestamp: event.event.occurredAt,
@@ -85,25 +101,24 @@ public struct PushRenderer: Sendable {
             alert: alert
         )
         .json
-        guard body.count <= APNsRequest.maximumBodySize else {
-            return .undeliverable(.payloadTooLarge(size: body.count))
-        }
-        return .push(
-            APNsRequest(
-                deviceToken: deviceToken,
-                topic: topic,
-                priority: priority,
-                expiration: expiration,
-                apnsID: Self.apnsID(of: event),
-                body: body,
-                startsActivity: kind.startsActivity
-            )
+        let request = APNsRequest(
+            destination: destination,
+            topic: topic,
+            priority: priority,
+            expiration: expiration,
+            apnsID: Self.apnsID(of: event),
+            body: body,
+            startsActivity: kind.startsActivity
         )
+        guard body.count <= request.maximumBodySize else {
+            return .undeliverable(.payloadTooLarge(size: body.count, limit: request.maximumBodySize))
+        }
+        return .push(request)
     }
 
     /// The APNs topic of an app's Live Activities.
     public static func topic(for bundleID: String) -> String {
-        bundleID + ".push-type.liveactivity"
+        bundleID + APNsRequest.topicSuffix
     }
 
     /// An update is useful until the activity's lifetime ends: past it the device has ended it.

@@ -26,12 +26,15 @@ public enum PushRendering: Hashable, Sendable {
         /// A new token for an activity whose content never changed after it started: the device
         /// shows that content already.
         case deviceIsCurrent = "device_is_current"
+        /// A push token of an activity whose pushes go by broadcast on its channel.
+        case broadcastOnChannel = "broadcast_on_channel"
     }
 
     /// Why a push cannot be sent.
     public enum Undeliverable: Hashable, Sendable {
-        /// The rendered body is over `APNsRequest.maximumBodySize`.
-        case payloadTooLarge(size: Int)
+        /// The rendered body is over what its destination takes (4096 bytes to a device, 5120
+        /// to a channel).
+        case payloadTooLarge(size: Int, limit: Int)
         /// The push token is not hexadecimal, so it cannot name a device.
         case malformedToken
     }

@@ -2,7 +2,9 @@ import CanonicalJSON
 
 /// The pushes of one activity on their way: at most one on the wire (so they reach APNs in
 /// order), and at most one waiting — the newest, because content is state, not a delta: a newer
-/// push replaces an older one not yet sent (latest wins).
+/// push replaces an older one not yet sent (latest wins). A start is the exception: nothing
+/// replaces it (without it the device has no activity to update), so the newest push after it
+/// waits behind it.
 struct ActivityLane {
     struct Push: Hashable {
         let position: Int64
@@ -18,9 +20,16 @@ struct ActivityLane {
 
     private(set) var onTheWire: Push?
     private(set) var waiting: Push?
+    /// The newest push after a start that waits (or is retried): it goes once the start is
+    /// settled.
+    private(set) var afterStart: Push?
 
     /// A newer push: it waits, and the push it replaces (if any) is returned, superseded.
     mutating func offer(_ push: Push) -> Push? {
+        if waiting?.request.startsActivity == true {
+            defer { afterStart = push }
+            return afterStart
+        }
         defer { waiting = push }
         return waiting
     }
@@ -28,7 +37,8 @@ struct ActivityLane {
     /// The waiting push, now on the wire, if nothing else is and its backoff is over.
     mutating func next(at now: Timestamp) -> Push? {
         guard onTheWire == nil, let push = waiting, push.notBefore <= now else { return nil }
-        waiting = nil
+        waiting = afterStart
+        afterStart = nil
         onTheWire = push
         return push
     }
@@ -39,13 +49,18 @@ struct ActivityLane {
     }
 
     /// The push on the wire goes again at `time` — unless a newer one waits, which supersedes
-    /// it; then it is returned.
+    /// it; then it is returned. A start is never superseded: what waits goes after it.
     mutating func retry(at time: Timestamp) -> Push? {
         guard var push = onTheWire else { return nil }
         onTheWire = nil
         push.attempts += 1
-        guard waiting == nil else { return push }
         push.notBefore = time
+        if push.request.startsActivity {
+            afterStart = waiting
+            waiting = push
+            return nil
+        }
+        guard waiting == nil else { return push }
         waiting = push
         return nil
     }
@@ -54,6 +69,6 @@ struct ActivityLane {
 
     /// The earliest position not yet settled in this lane.
     var earliestPosition: Int64? {
-        [onTheWire?.position, waiting?.position].compactMap { $0 }.min()
+        [onTheWire?.position, waiting?.position, afterStart?.position].compactMap { $0 }.min()
     }
 }

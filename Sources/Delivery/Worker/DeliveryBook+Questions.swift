@@ -58,10 +58,10 @@ extension DeliveryBook {
         if app.credentials == nil { return (.noCredentials, nil) }
         if app.suspended { return (.appSuspended, "APNs refused the app's credentials; set new ones to resume") }
         if now >= push.request.expiration { return (.expired, nil) }
-        if let since = invalidTokens[stream]?[push.request.deviceToken] {
+        if let deviceToken = push.request.deviceToken, let since = invalidTokens[stream]?[deviceToken] {
             let state = states[stream]
             let registered =
-                state?.activity.pushToken.flatMap(PushRenderer.normalized) == push.request.deviceToken
+                state?.activity.pushToken.flatMap(PushRenderer.normalized) == deviceToken
                 ? state?.tokenRegisteredAt : nil
             if registered.map({ $0 <= since }) ?? true {
                 return (.tokenInvalidated, "APNs declared the token dead at \(since)")

@@ -101,8 +101,8 @@ struct DeliveryBook {
                 break
             case .awaitingToken:
                 record(stored, .awaitingToken, at: now)
-            case .undeliverable(.payloadTooLarge(let size)):
-                record(stored, .undeliverable, reason: "payload of \(size) bytes over APNs' 4096", at: now)
+            case .undeliverable(.payloadTooLarge(let size, let limit)):
+                record(stored, .undeliverable, reason: "payload of \(size) bytes over APNs' \(limit)", at: now)
             case .undeliverable(.malformedToken):
                 record(stored, .undeliverable, reason: "the push token is not hexadecimal", at: now)
             case .push(let request):
@@ -191,10 +191,18 @@ struct DeliveryBook {
         case .invalidateToken(let since):
             outcome = .tokenInvalidated
             let since = since ?? now
-            invalidTokens[send.stream, default: [:]][send.request.deviceToken] = since
-            pending.invalidations.append(
-                invalidation(of: send, status: status ?? 0, reason: reason ?? "", since: since)
-            )
+            if let deviceToken = send.request.deviceToken {
+                invalidTokens[send.stream, default: [:]][deviceToken] = since
+                pending.invalidations.append(
+                    invalidation(
+                        of: send,
+                        deviceToken: deviceToken,
+                        status: status ?? 0,
+                        reason: reason ?? "",
+                        since: since
+                    )
+                )
+            }
         case .suspendApp:
             outcome = .appSuspended
             if var app = apps[send.stream.app], !app.suspended, let updatedAt = app.credentialsUpdatedAt {
@@ -269,10 +277,16 @@ struct DeliveryBook {
 
     /// What to record of a token APNs declared dead: an activity's push token, or the
     /// push-to-start token its remote start went to (as registered, in its device's slot).
-    private func invalidation(of send: Send, status: Int, reason: String, since: Timestamp) -> TokenInvalidation {
+    private func invalidation(
+        of send: Send,
+        deviceToken: String,
+        status: Int,
+        reason: String,
+        since: Timestamp
+    ) -> TokenInvalidation {
         var invalidation = TokenInvalidation(
             stream: send.stream,
-            deviceToken: send.request.deviceToken,
+            deviceToken: deviceToken,
             position: send.position,
             status: status,
             reason: reason,

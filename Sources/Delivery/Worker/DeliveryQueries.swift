@@ -22,12 +22,13 @@ enum DeliveryQueries {
                 try connection.execute(
                     """
                     INSERT INTO deliveries (position, app_id, activity_id, version, outcome, attempt, apns_id,
-                        device_token, priority, status, reason, latency_us, attempted_at)
+                        device_token, channel_id, priority, status, reason, latency_us, attempted_at)
                     SELECT * FROM unnest(
                         \(PostgresArray(records.map(\.position))), \(PostgresArray(records.map(\.stream.app.rawValue))),
                         \(PostgresArray(records.map(\.stream.activity.rawValue))), \(PostgresArray(records.map(\.version))),
                         \(PostgresArray(records.map(\.outcome.rawValue))), \(PostgresArray(records.map(\.attempt))),
                         \(PostgresArray(records.map(\.apnsID)))::uuid[], \(PostgresArray(records.map(\.deviceToken))),
+                        \(PostgresArray(records.map(\.channelID))),
                         \(PostgresArray(records.map { $0.priority?.rawValue }))::smallint[],
                         \(PostgresArray(records.map(\.status))), \(PostgresArray(records.map(\.reason))),
                         \(PostgresArray(records.map { $0.latency?.microseconds })),
@@ -247,7 +248,7 @@ enum DeliveryQueries {
         try connection.query(
             """
             SELECT position, version, outcome, attempt, apns_id::text, device_token, priority::int, status, reason,
-                latency_us, attempted_at
+                latency_us, attempted_at, channel_id
             FROM deliveries WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
             ORDER BY id DESC LIMIT \(limit)
             """
@@ -263,6 +264,7 @@ enum DeliveryQueries {
                 attempt: try row.decode(3),
                 apnsID: try row.decode(4),
                 deviceToken: try row.decode(5),
+                channelID: try row.decode(11),
                 priority: try row.decode(6, as: Int?.self).flatMap(Priority.init(rawValue:)),
                 status: try row.decode(7),
                 reason: try row.decode(8),

@@ -31,6 +31,7 @@ extension DeliveryRecord {
             attempt: push.attempts,
             apnsID: push.request.apnsID,
             deviceToken: push.request.deviceToken,
+            channelID: push.request.channelID,
             priority: push.request.priority,
             reason: reason,
             attemptedAt: now
@@ -55,6 +56,7 @@ extension DeliveryRecord {
             attempt: send.attempt,
             apnsID: send.request.apnsID,
             deviceToken: send.request.deviceToken,
+            channelID: send.request.channelID,
             priority: send.request.priority,
             status: status,
             reason: reason,

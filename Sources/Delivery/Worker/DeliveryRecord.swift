@@ -37,6 +37,8 @@ public struct DeliveryRecord: Hashable, Sendable {
     public let attempt: Int
     public let apnsID: String?
     public let deviceToken: String?
+    /// The channel of a broadcast.
+    public let channelID: String?
     public let priority: Priority?
     public let status: Int?
     public let reason: String?
@@ -52,6 +54,7 @@ public struct DeliveryRecord: Hashable, Sendable {
         attempt: Int = 0,
         apnsID: String? = nil,
         deviceToken: String? = nil,
+        channelID: String? = nil,
         priority: Priority? = nil,
         status: Int? = nil,
         reason: String? = nil,
@@ -65,6 +68,7 @@ public struct DeliveryRecord: Hashable, Sendable {
         self.attempt = attempt
         self.apnsID = apnsID
         self.deviceToken = deviceToken
+        self.channelID = channelID
         self.priority = priority
         self.status = status
         self.reason = reason

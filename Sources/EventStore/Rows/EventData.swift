@@ -33,6 +33,15 @@ enum EventData {
                     return members
                 }
             )
+            data.add(
+                "channel",
+                requested.channel.map { channel in
+                    var members = JSONObjectWriter()
+                    members.add("id", .string(channel.id))
+                    members.add("messageStoragePolicy", channel.storagePolicy.map { .string($0.rawValue) })
+                    return members
+                }
+            )
         case .updated(let updated):
             data.add("content", content(updated.content))
             data.add("alert", updated.alert.map(alert))
@@ -102,6 +111,13 @@ enum EventData {
                             return RemoteStart(
                                 pushToStartToken: try remoteStart["pushToStartToken"].string(),
                                 alert: try alert(remoteStart["alert"].object())
+                            )
+                        },
+                        channel: try data["channel"].ifPresent { member in
+                            let channel = try member.object()
+                            return BroadcastChannel(
+                                id: try channel["id"].string(),
+                                storagePolicy: try channel["messageStoragePolicy"].oneOf(MessageStoragePolicy.self)
                             )
                         }
                     )
