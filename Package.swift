@@ -292,7 +292,8 @@ let package = Package(
             name: "LivelineCLITests",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                "ActivityLifecycle", "CanonicalJSON", "EventStore", "LivelineCLI", "Postgres", "TestSupport",
+                "ActivityLifecycle", "CanonicalJSON", "EventStore", "LivelineCLI", "LocalAPNs", "Postgres",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -3,6 +3,7 @@ import CanonicalJSON
 import Crypto
 import EventStore
 import Foundation
+import LocalAPNs
 import Postgres
 import TestSupport
 import Testing
@@ -177,6 +178,70 @@ struct CommandLineTests {
     private static func keyID(_ line: Substring) -> String? {
         guard line.hasPrefix("key "), let colon = line.firstIndex(of: ":") else { return nil }
         return String(line[line.index(line.startIndex, offsetBy: 4)..<colon])
+    }
+
+    @Test("apps channels: create at APNs with the app's credentials, list, delete; each audited")
+    func channels() async throws {
+        try await liveline("migrate")
+        try await liveline("apps", "create", "demo")
+        let server = try await LocalAPNs.start()
+        do {
+            let key = P256.Signing.PrivateKey()
+            server.register(teamID: "TEAM123456", keyID: "KEY1234567", publicKey: key.publicKey, bundleID: "demo")
+            let directory = FileManager.default.temporaryDirectory.appending(path: "channels-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let (keyFile, certificate) = (
+                directory.appending(path: "AuthKey.p8"), directory.appending(path: "apns.pem")
+            )
+            try Data(key.pemRepresentation.utf8).write(to: keyFile)
+            try Data(server.certificatePEM.utf8).write(to: certificate)
+            let environment = [
+                "LIVELINE_SECRET_KEY": SecretKey.random(), "LIVELINE_APNS_CHANNELS_SANDBOX_URL": server.baseURL,
+                "LIVELINE_APNS_CA_FILE": certificate.path,
+            ]
+            let noCredentials = try await liveline(
+                ["apps", "channels", "create", "demo", "--storage-policy", "none"],
+                environment: environment
+            )
+            #expect(noCredentials.status == 1)
+            #expect(noCredentials.errors.hasPrefix("liveline: error: App demo has no APNs credentials"))
+            let set = try await liveline(
+                ["apps", "apns", "set", "demo", "--team-id", "TEAM123456", "--key-id", "KEY1234567"]
+                    + ["--environment", "sandbox", "--key-file", keyFile.path],
+                environment: environment
+            )
+            #expect(set.status == 0, "\(set.errors)")
+
+            let created = try await liveline(
+                ["apps", "channels", "create", "demo", "--storage-policy", "most-recent"],
+                environment: environment
+            )
+            #expect(created.status == 0, "\(created.errors)")
+            let id = try #require(created.lines.first?.split(separator: " ").first.map(String.init))
+            #expect(server.channels(of: "demo") == [id])
+            #expect(created.output.contains("  sandbox  storage most-recent  created "))
+            let listed = try await liveline(["apps", "channels", "list", "demo"], environment: environment)
+            #expect(listed.lines.first == "1 channel(s) of demo in sandbox")
+            #expect(listed.lines.dropFirst().first == created.lines.first)
+            let deleted = try await liveline(["apps", "channels", "delete", "demo", id], environment: environment)
+            #expect(deleted.output == "deleted channel \(id) of demo\n")
+            #expect(server.channels(of: "demo").isEmpty)
+            let again = try await liveline(["apps", "channels", "delete", "demo", id], environment: environment)
+            #expect(again.status == 1)
+            #expect(again.errors == "liveline: error: The app has no channel \(id) (or it was deleted).\n")
+
+            let badPolicy = try await liveline(["apps", "channels", "create", "demo", "--storage-policy", "forever"])
+            #expect(badPolicy.status == 64)
+            #expect(badPolicy.errors.contains("--storage-policy must be none or most-recent"))
+            let history = try await liveline("apps", "history", "demo")
+            #expect(history.lines.contains { $0.contains("channel.created") })
+            #expect(history.lines.contains { $0.contains("channel.deleted") })
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
     }
 
     @Test("apps apns: set from a .p8 file under LIVELINE_SECRET_KEY, show, remove; the key is never printed")

@@ -1,11 +1,13 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Delivery
 import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LivelineHTTP
+import LocalAPNs
 import Logging
 import Metrics
 import OpenAPIRuntime
@@ -35,11 +37,13 @@ struct APIFixture: Sendable {
     /// What the server seals APNs private keys under (`nil`: it stores none).
     let secretKey: SecretKey?
 
-    /// Runs `body` against a new server on `database` (by default a new migrated one).
+    /// Runs `body` against a new server on `database` (by default a new migrated one); with a
+    /// secret key and `apns`, the apps' channels are managed at that local APNs.
     static func run(
         database: String? = nil,
         migrations: [Migration]? = nil,
         secretKey: SecretKey? = nil,
+        apns: LocalAPNs? = nil,
         _ body: @Sendable (APIFixture) async throws -> Void
     ) async throws {
         let database = if let database { database } else { try await TestDatabase.makeMigrated() }
@@ -51,6 +55,12 @@ struct APIFixture: Sendable {
         let notifier = AppendNotifier(pool: pool)
         let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: LifecyclePolicy()), notifier: notifier)
         let clock = TestClock()
+        let client = try apns.map { apns in
+            try APNsClient(
+                configuration: .local(baseURL: apns.baseURL, trustedCertificatePEM: apns.certificatePEM),
+                logger: TestDatabase.logger
+            )
+        }
         let app = try buildApplication(
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             api: APIDependencies(
@@ -62,10 +72,13 @@ struct APIFixture: Sendable {
                 listener: listener,
                 adminKey: adminKey,
                 secretKey: secretKey,
+                channels: secretKey.flatMap { key in
+                    client.map { ChannelManager(store: store, client: $0, secretKey: key) }
+                },
                 metrics: metrics,
                 clock: { clock.now }
             ),
-            services: [pool, listener, notifier],
+            services: [pool, listener, notifier] + (client.map { [$0] } ?? []),
             logger: TestDatabase.logger
         )
         try await app.test(.live) { client in
