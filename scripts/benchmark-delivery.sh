@@ -11,11 +11,17 @@
 #      delivery has caught up — the HTTP rates, their ratio per round and the median ratio, and
 #      the sustained deliveries per second under HTTP load;
 #   4. delivery on: updates at about RATE a second — commit-to-APNs-answer latency p50/p99
-#      (from `deliveries` joined with `events`: recorded_at to the answer).
+#      (from `deliveries` joined with `events`: recorded_at to the answer);
+#   5. broadcast (iOS 18): the same content to the $ACTIVITIES devices, as one update to each of
+#      their activities (one push each), against one update to an activity on a channel (one
+#      broadcast) — requests to APNs, time from the first commit to the last answer, and CPU of
+#      the server and PostgreSQL, both in one run; the broadcast is repeated BROADCASTS times, one
+#      after the other, for its latency.
 # Deliveries are counted from the `deliveries` table over the run, with how many were superseded
 # by newer content (latest wins). Figures go to BENCHMARKS.md.
 #   scripts/benchmark-delivery.sh [--connections 32] [--seconds 20] [--rate 1000] [--pool 16]
-#                                 [--backlog 10000] [--rounds 3] [--cases "1 2 3 4"] [--binary PATH]
+#                                 [--backlog 10000] [--rounds 3] [--broadcasts 20] [--cases "1 2 3 4 5"]
+#                                 [--binary PATH]
 # --binary runs another build of liveline (an older commit's, to measure a change in pairs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +32,8 @@ RATE=1000
 POOL=16
 BACKLOG=10000
 ROUNDS=3
-CASES="1 2 3 4"
+BROADCASTS=20
+CASES="1 2 3 4 5"
 BINARY=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -36,9 +43,10 @@ while [[ $# -gt 0 ]]; do
         --pool) POOL="$2"; shift 2 ;;
         --backlog) BACKLOG="$2"; shift 2 ;;
         --rounds) ROUNDS="$2"; shift 2 ;;
+        --broadcasts) BROADCASTS="$2"; shift 2 ;;
         --cases) CASES="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--cases \"1 2 3 4\"] [--binary PATH]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--broadcasts N] [--cases \"1 2 3 4 5\"] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh
@@ -157,6 +165,58 @@ drain() {
         }'
 }
 
+# fan_out NAME ACTIVITY_PATTERN EXPECTED CHANGES COMMAND…: runs COMMAND (which sends CHANGES
+# changes of content), waits until EXPECTED pushes of activities LIKE ACTIVITY_PATTERN were
+# delivered since it started (at most 2 minutes), and prints the requests, the time from the first
+# commit to the last answer, and the CPU the server and PostgreSQL used meanwhile, per change.
+fan_out() {
+    local name="$1" pattern="$2" expected="$3" changes="$4" t0 server postgres
+    shift 4
+    t0="$(sql 'SELECT now()')"
+    server=$(process_ticks "$SERVER")
+    postgres=$(postgres_ticks)
+    "$@"
+    for _ in $(seq 1 600); do
+        [[ "$(sql "SELECT count(*) FROM deliveries WHERE outcome = 'delivered' AND activity_id LIKE '$pattern'
+                   AND attempted_at >= '$t0'")" -ge "$expected" ]] && break
+        sleep 0.2
+    done
+    server=$(($(process_ticks "$SERVER") - server))
+    postgres=$(($(postgres_ticks) - postgres))
+    sql "SELECT count(*), round((extract(epoch FROM max(d.attempted_at + d.latency_us * interval '1 microsecond')
+                                                   - min(e.recorded_at)) * 1000)::numeric, 1),
+                round((percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.attempted_at - e.recorded_at)
+                                                        * 1000 + d.latency_us / 1000.0))::numeric, 1)
+         FROM deliveries d JOIN events e ON e.position = d.position
+         WHERE d.outcome = 'delivered' AND d.activity_id LIKE '$pattern' AND d.attempted_at >= '$t0'" |
+        awk -F'|' -v name="$name" -v changes="$changes" -v server="$server" -v postgres="$postgres" \
+            -v tick="$(getconf CLK_TCK)" '{
+            printf "  %s: %d requests to APNs, first commit to last answer %.1f ms, median commit to answer %.1f ms\n",
+                name, $1, $2, $3
+            printf "    CPU per change of content: server %.1f ms, PostgreSQL %.1f ms\n",
+                1000 * server / tick / changes, 1000 * postgres / tick / changes
+        }'
+}
+
+# per_device_updates: the same content to each of the ACTIVITIES activities, one update each.
+per_device_updates() {
+    seq 1 "$ACTIVITIES" | xargs -P 8 -I{} curl -sf -o /dev/null -X POST "$BASE/v1/activities/a{}/updates" \
+        -H "Authorization: Bearer $LIVELINE_KEY" -H 'Content-Type: application/json' \
+        -d '{"contentState":{"status":"delivered","etaMinutes":0},"priority":10}'
+}
+
+# broadcast_updates: BROADCASTS updates of the channel's activity, 100 ms apart (each is answered
+# long before the next, so none supersedes another).
+broadcast_updates() {
+    local i
+    for i in $(seq 1 "$BROADCASTS"); do
+        curl -sf -o /dev/null -X POST "$BASE/v1/activities/match/updates" \
+            -H "Authorization: Bearer $LIVELINE_KEY" -H 'Content-Type: application/json' \
+            -d '{"contentState":{"status":"delivered","etaMinutes":'"$i"'},"priority":10}'
+        sleep 0.1
+    done
+}
+
 wants() { [[ " $CASES " == *" $1 "* ]]; }
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -202,4 +262,16 @@ if wants 4; then
     echo "4. delivery on, updates at about $RATE/s ($PACED_CONNECTIONS connections, $DELAY_MS ms between an answer and the next)"
     delivery_on
     run paced "$PACED_CONNECTIONS"
+fi
+if wants 5; then
+    echo "5. the same content to $ACTIVITIES devices: one push to each, against one broadcast on a channel"
+    delivery_on
+    CHANNEL="$(admin -X POST "$BASE/v1/admin/apps/demo/channels" -d '{"messageStoragePolicy":"mostRecent"}' |
+        sed 's/.*"channelId":"\([^"]*\)".*/\1/')"
+    curl -sf -o /dev/null -X POST "$BASE/v1/activities" -H "Authorization: Bearer $LIVELINE_KEY" \
+        -H 'Content-Type: application/json' \
+        -d '{"activityId":"match","activityType":"delivery","contentState":{"status":"preparing","etaMinutes":30},"channelId":"'"$CHANNEL"'"}'
+    fan_out "per device (one change: $ACTIVITIES HTTP updates)" 'a%' "$ACTIVITIES" 1 per_device_updates
+    fan_out "broadcast ($BROADCASTS changes, 100 ms apart)" match "$BROADCASTS" "$BROADCASTS" broadcast_updates
+    echo "  (each broadcast reaches every device subscribed to the channel: one request instead of $ACTIVITIES)"
 fi

@@ -25,6 +25,7 @@ extension Components.Schemas.Delivery {
             attempt: record.attempt,
             apnsId: record.apnsID,
             deviceToken: record.deviceToken,
+            channelId: record.channelID,
             priority: record.priority,
             status: record.status,
             reason: record.reason,

@@ -99,6 +99,8 @@ public struct AuditDelivery: Hashable, Sendable, Encodable {
     public let latencyMs: Double?
     public let apnsId: String?
     public let deviceToken: String?
+    /// The channel of a broadcast.
+    public let channelId: String?
 
     init(_ record: DeliveryRecord) {
         outcome = record.outcome.rawValue
@@ -109,6 +111,7 @@ public struct AuditDelivery: Hashable, Sendable, Encodable {
         latencyMs = record.latency.map { Double($0.microseconds) / 1000 }
         apnsId = record.apnsID
         deviceToken = record.deviceToken
+        channelId = record.channelID
     }
 
     /// The attempt in a few words: `delivered (200, 3.1 ms)`, `retrying (503 ServiceUnavailable)`.
