@@ -45,7 +45,9 @@ struct LivelineAPI: APIProtocol {
         guard let stored = try await store.activity(stream) else { throw Problem(Rejection.activityNotFound) }
         var body = Components.Schemas.Activity(stored)
         body.lastDelivery = try await store.deliveries(of: stream, limit: 1).first.map(Components.Schemas.Delivery.init)
-        body.tokens = try await store.tokenLineage(of: stream)?.links.map(Components.Schemas.TokenLink.init)
+        let lineage = try await store.tokenLineage(of: stream)
+        body.tokens = lineage?.links.map(Components.Schemas.TokenLink.init)
+        body.channelId = lineage?.channelID
         return .ok(.init(headers: .init(eTag: EntityTag.of(stored)), body: .json(body)))
     }
 

@@ -122,6 +122,8 @@ struct ChannelsAPITests {
                 )
             ).created.body.json
             #expect(accepted.pushType == .channel)
+            let read = try await app.client.getActivity(path: .init(activityId: accepted.activityId.rawValue)).ok
+            #expect(try read.body.json.channelId == channel.channelId)
             let events = try await api.store.events(of: StreamID(app: app.id, activity: accepted.activityId))
             guard case .requested(let requested) = events.first?.event.payload else {
                 Issue.record("no request")

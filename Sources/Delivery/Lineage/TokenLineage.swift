@@ -3,8 +3,8 @@ public import CanonicalJSON
 
 /// The tokens an activity's pushes went to, in the order they came: the push-to-start token
 /// that started it (a remote start), then each push token it reported; for each, whether APNs
-/// declared it dead, and why. A pure function of the activity's events and the invalidations
-/// recorded for them.
+/// declared it dead, and why; and the broadcast channel its updates go on, for an activity on
+/// one. A pure function of the activity's events and the invalidations recorded for them.
 public struct TokenLineage: Hashable, Sendable {
     public struct Link: Hashable, Sendable {
         public enum Kind: String, Hashable, Sendable {
@@ -45,6 +45,8 @@ public struct TokenLineage: Hashable, Sendable {
     }
 
     public let links: [Link]
+    /// The channel the activity's updates and end are broadcast on (iOS 18), if it is on one.
+    public let channelID: String?
 
     /// - Parameters:
     ///   - events: the activity's events, in order.
@@ -52,7 +54,9 @@ public struct TokenLineage: Hashable, Sendable {
     ///     start went to; each belongs to the first link of its token that it was recorded after.
     public init(events: [ActivityEvent], deaths: [TokenDeath]) {
         var links: [Link] = []
+        var channelID: String? = nil
         for event in events {
+            if case .requested(let requested) = event.payload { channelID = requested.channel?.id }
             let link: (Link.Kind, String)
             switch event.payload {
             case .requested(let requested):
@@ -72,5 +76,6 @@ public struct TokenLineage: Hashable, Sendable {
             )
         }
         self.links = links
+        self.channelID = channelID
     }
 }
