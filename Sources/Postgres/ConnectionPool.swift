@@ -52,30 +52,52 @@ public final class ConnectionPool: Service, Sendable {
     @discardableResult
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let lease = try await checkout()
+        return try await withCheckedThrowingContinuation { continuation in
+            run(lease) { connection in
+                Result { try body(connection.get()) }
+            } then: { result in
+                continuation.resume(with: result)
+            }
+        }
+    }
+
+    /// Runs `body` on one of the pool's threads with a connection, without waiting for one and
+    /// without a task in between: `true` when a connection was free (or could be opened) and
+    /// `body` will run, `false` when every connection is lent (`body` does not run). `body` gets
+    /// the error when the connection cannot be opened.
+    public func lendNow(_ body: @escaping @Sendable (Result<Connection, any Error>) -> Void) -> Bool {
+        guard let lease = state.withLock({ $0.checkoutNow() }) else { return false }
+        run(lease, body) { _ in }
+        return true
+    }
+
+    /// Runs `body` with the leased connection on one of the pool's threads, gives the connection
+    /// back, then hands `body`'s result to `then` (on that thread).
+    private func run<T>(
+        _ lease: Lease,
+        _ body: @escaping @Sendable (Result<Connection, any Error>) -> T,
+        then: @escaping @Sendable (T) -> Void
+    ) {
         let connectionString = configuration.connectionString
         // Not `runIfActive`: it may drop work when the awaiting task is cancelled, which would
         // lose the lease. Submitted work always runs; only a shut-down pool refuses it.
-        return try await withCheckedThrowingContinuation { continuation in
-            threads.submit { workState in
-                guard case .active = workState else {
-                    self.giveBack(lease.idleConnection)
-                    continuation.resume(
-                        throwing: PostgresError(code: .poolShutDown, message: "connection pool is shut down")
-                    )
-                    return
-                }
-                let connection: Connection
-                do {
-                    connection = try lease.prepare(connectionString: connectionString)
-                } catch {
-                    self.giveBack(nil)
-                    continuation.resume(throwing: error)
-                    return
-                }
-                let result = Result { try body(connection) }
-                self.giveBack(connection)
-                continuation.resume(with: result)
+        threads.submit { workState in
+            guard case .active = workState else {
+                self.giveBack(lease.idleConnection)
+                then(body(.failure(PostgresError(code: .poolShutDown, message: "connection pool is shut down"))))
+                return
             }
+            let connection: Connection
+            do {
+                connection = try lease.prepare(connectionString: connectionString)
+            } catch {
+                self.giveBack(nil)
+                then(body(.failure(error)))
+                return
+            }
+            let result = body(.success(connection))
+            self.giveBack(connection)
+            then(result)
         }
     }
 

@@ -40,15 +40,21 @@ struct PoolState: ~Copyable {
         if isShutDown {
             return .fail(PostgresError(code: .poolShutDown, message: "connection pool is shut down"))
         }
-        if let connection = idle.popLast() {
-            return .lend(.idle(connection))
-        }
-        if openCount < maximumConnections {
-            openCount += 1
-            return .lend(.open)
-        }
+        if let lease = checkoutNow() { return .lend(lease) }
         waiters.append(Waiter(id: id, continuation: continuation, timeout: scheduleTimeout()))
         return .wait
+    }
+
+    /// An idle connection, or the right to open one; `nil` when every connection is lent, the
+    /// pool is at its size (or shut down) — nothing waits then.
+    mutating func checkoutNow() -> Lease? {
+        guard !isShutDown else { return nil }
+        if let connection = idle.popLast() {
+            return .idle(connection)
+        }
+        guard openCount < maximumConnections else { return nil }
+        openCount += 1
+        return .open
     }
 
     mutating func removeWaiter(_ id: Int) -> Waiter? {

@@ -169,6 +169,27 @@ struct ConnectionPoolTests {
 
     /// Starts a caller that holds one of the pool's connections for `seconds`, and returns once it
     /// holds it (however long a loaded machine takes to get there).
+    @Test("lendNow runs at once on a pool thread when a connection is free, and refuses (nothing runs) when none is")
+    func lendNow() async throws {
+        try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .seconds(10)) { pool in
+            let (answers, answer) = AsyncStream.makeStream(of: Int?.self)
+            let lent = pool.lendNow { connection in
+                answer.yield(try? connection.get().query("SELECT 1").single?.decode(0))
+            }
+            #expect(lent)
+            for await one in answers {
+                #expect(one == 1)
+                break
+            }
+            let holder = await hold(pool, seconds: 0.5)
+            #expect(!pool.lendNow { _ in Issue.record("ran with every connection lent") })
+            try await holder.value
+            // The connection came back: the pool lends it again.
+            let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
+            #expect(one == 1)
+        }
+    }
+
     private func hold(_ pool: ConnectionPool, seconds: Double) async -> Task<Void, any Error> {
         let (holding, held) = AsyncStream.makeStream(of: Void.self)
         let holder = Task {

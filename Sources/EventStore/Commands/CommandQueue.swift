@@ -54,26 +54,36 @@ final class CommandQueue: Sendable {
                 answer: continuation
             )
             let startsWriter = schedule.withLock { $0.enqueue(pending) }
-            if startsWriter {
-                Task { await write() }
+            if startsWriter { startWriter() }
+        }
+    }
+
+    /// Starts a writer: straight on a pool thread when a connection is free (no task in between:
+    /// an idle store answers a command with one hop to the pool's thread and one back), else in a
+    /// task that waits for a connection.
+    private func startWriter() {
+        guard !pool.lendNow({ self.write(on: $0) }) else { return }
+        Task {
+            do {
+                try await pool.withConnection { self.write(on: .success($0)) }
+            } catch {
+                self.write(on: .failure(error))
             }
         }
     }
 
-    /// One writer: runs batches while there are any for it, on one connection after another
-    /// (a batch that failed on its connection gives it back, broken or not).
-    private func write() async {
-        var connectionFailed = true
-        while connectionFailed {
-            do {
-                connectionFailed = try await pool.withConnection { self.runBatches(on: $0) }
-            } catch {
-                // No connection: the batch this writer would run fails with the reason.
-                guard let batch = schedule.withLock({ $0.next(after: [], retrying: []) }) else { return }
-                for pending in batch { pending.answer.resume(throwing: EventStoreError.sealed(error)) }
-                schedule.withLock { $0.release(batch) }
-                connectionFailed = true
-            }
+    /// One writer on a lent connection: runs batches while there are any for it. A batch that
+    /// failed on its connection gives it back, broken or not, and the writer goes on with
+    /// another; without a connection, the batch it would run fails with the reason.
+    private func write(on connection: Result<Connection, any Error>) {
+        switch connection {
+        case .success(let connection):
+            if runBatches(on: connection) { startWriter() }
+        case .failure(let error):
+            guard let batch = schedule.withLock({ $0.next(after: [], retrying: []) }) else { return }
+            for pending in batch { pending.answer.resume(throwing: EventStoreError.sealed(error)) }
+            schedule.withLock { $0.release(batch) }
+            startWriter()
         }
     }
 
