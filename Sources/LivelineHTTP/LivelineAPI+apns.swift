@@ -63,13 +63,22 @@ extension APNsEnvironment {
     }
 }
 
+extension Components.Schemas.APNsEnvironment {
+    init(_ environment: APNsEnvironment) {
+        switch environment {
+        case .sandbox: self = .sandbox
+        case .production: self = .production
+        }
+    }
+}
+
 extension Components.Schemas.APNsCredentials {
     init(_ summary: APNsCredentialSummary) {
         self.init(
             appId: summary.app,
             teamId: summary.teamID,
             keyId: summary.keyID,
-            environment: summary.environment == .sandbox ? .sandbox : .production,
+            environment: .init(summary.environment),
             publicKeySha256: summary.publicKeySHA256,
             updatedAt: summary.updatedAt
         )

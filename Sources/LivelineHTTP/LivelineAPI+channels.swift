@@ -66,15 +66,6 @@ extension Components.Schemas.MessageStoragePolicy {
     }
 }
 
-extension Components.Schemas.APNsEnvironment {
-    init(_ environment: APNsEnvironment) {
-        switch environment {
-        case .sandbox: self = .sandbox
-        case .production: self = .production
-        }
-    }
-}
-
 extension Components.Schemas.Channel {
     init(_ channel: StoredChannel) {
         self.init(

@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Crypto
 import Delivery
 import EventStore
 import Foundation
@@ -119,6 +120,29 @@ struct APIFixture: Sendable {
         ).created
         let key = try await admin.issueKey(path: .init(appId: id)).created.body.json
         return (app, client(key: key.key), key)
+    }
+
+    /// Gives the app (bundle `com.example.<app>`, as `makeApp` makes it) sandbox credentials
+    /// through the admin API, with a new key registered at `server`.
+    func setCredentials(of app: AppID, registeredWith server: LocalAPNs) async throws {
+        let key = P256.Signing.PrivateKey()
+        server.register(
+            teamID: "TEAM123456",
+            keyID: "KEY1234567",
+            publicKey: key.publicKey,
+            bundleID: "com.example.\(app)"
+        )
+        _ = try await admin.setAPNsCredentials(
+            path: .init(appId: app.rawValue),
+            body: .json(
+                .init(
+                    teamId: "TEAM123456",
+                    keyId: "KEY1234567",
+                    environment: .sandbox,
+                    privateKey: key.pemRepresentation
+                )
+            )
+        ).ok
     }
 
     /// Sends a request as it is, for what the generated client cannot express.

@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import Crypto
 import EventStore
 import Foundation
 import LivelineHTTP
@@ -19,24 +18,7 @@ struct ChannelsAPITests {
         do {
             try await APIFixture.run(secretKey: try SecretKey(SecretKey.random()), apns: server) { api in
                 let app = try await api.makeApp()
-                let key = P256.Signing.PrivateKey()
-                server.register(
-                    teamID: "TEAM123456",
-                    keyID: "KEY1234567",
-                    publicKey: key.publicKey,
-                    bundleID: "com.example.\(app.id)"
-                )
-                _ = try await api.admin.setAPNsCredentials(
-                    path: .init(appId: app.id.rawValue),
-                    body: .json(
-                        .init(
-                            teamId: "TEAM123456",
-                            keyId: "KEY1234567",
-                            environment: .sandbox,
-                            privateKey: key.pemRepresentation
-                        )
-                    )
-                ).ok
+                try await api.setCredentials(of: app.id, registeredWith: server)
                 try await body(api, server, app)
             }
         } catch {

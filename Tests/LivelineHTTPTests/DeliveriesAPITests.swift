@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import Crypto
 import Delivery
 import EventStore
 import Foundation
@@ -16,25 +15,8 @@ struct DeliveriesAPITests {
         let secret = try SecretKey(SecretKey.random())
         try await APIFixture.run(secretKey: secret) { api in
             let server = try await LocalAPNs.start()
-            let key = P256.Signing.PrivateKey()
             let app = try await api.makeApp()
-            server.register(
-                teamID: "TEAM123456",
-                keyID: "KEY1234567",
-                publicKey: key.publicKey,
-                bundleID: "com.example.\(app.id)"
-            )
-            _ = try await api.admin.setAPNsCredentials(
-                path: .init(appId: app.id.rawValue),
-                body: .json(
-                    .init(
-                        teamId: "TEAM123456",
-                        keyId: "KEY1234567",
-                        environment: .sandbox,
-                        privateKey: key.pemRepresentation
-                    )
-                )
-            ).ok
+            try await api.setCredentials(of: app.id, registeredWith: server)
             let client = try APNsClient(
                 configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
                 logger: TestDatabase.logger
