@@ -25,20 +25,28 @@ struct BatchTests {
         ]
         var answers: [String] = []
         for (second, (command, expectedVersion, idempotency)) in steps.enumerated() {
-            do {
-                let result = try await store.execute(
-                    command,
-                    on: stream,
-                    at: now + .seconds(second),
-                    expectedVersion: expectedVersion,
-                    idempotency: idempotency
-                )
-                answers.append(summary(of: result))
-            } catch {
-                answers.append("failed: \(error)")
-            }
+            answers.append(
+                await answer {
+                    try await store.execute(
+                        command,
+                        on: stream,
+                        at: now + .seconds(second),
+                        expectedVersion: expectedVersion,
+                        idempotency: idempotency
+                    )
+                }
+            )
         }
         return answers
+    }
+
+    /// What `command` answered, as `summary(of:)` says it, or the error it threw.
+    private static func answer(_ command: () async throws -> CommandResult) async -> String {
+        do {
+            return summary(of: try await command())
+        } catch {
+            return "failed: \(error)"
+        }
     }
 
     private static func summary(of result: CommandResult) -> String {
@@ -234,6 +242,66 @@ struct BatchTests {
                             .version == 2
                     )
                 }
+            }
+        }
+    }
+
+    @Test(
+        "two processes' batches race updates under one idempotency key: one is applied, the others told the key is reused, the rest of each batch commits"
+    )
+    func sharedKeyAcrossProcesses() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 100))
+        let keyed = (0..<16).map { fixture.stream("keyed-\($0)") }
+        let plain = (0..<16).map { fixture.stream("plain-\($0)") }
+        let results = try await fixture.withStore(connections: 4, writers: 2) { first in
+            try await fixture.withStore(connections: 4, writers: 2) { second in
+                for stream in keyed + plain {
+                    try await first.execute(requestCommand(), on: stream, at: fixture.now)
+                }
+                return await withTaskGroup(of: (String, String).self) { group in
+                    for (index, (keyedStream, plainStream)) in zip(keyed, plain).enumerated() {
+                        let store = index.isMultiple(of: 2) ? first : second
+                        let key = IdempotencyKey(key: "shared", requestDigest: [UInt8(index)])
+                        group.addTask {
+                            (
+                                "keyed",
+                                await Self.answer {
+                                    try await store.execute(
+                                        updateCommand(2),
+                                        on: keyedStream,
+                                        at: fixture.now,
+                                        idempotency: key
+                                    )
+                                }
+                            )
+                        }
+                        group.addTask {
+                            (
+                                "plain",
+                                await Self.answer {
+                                    try await store.execute(updateCommand(2), on: plainStream, at: fixture.now)
+                                }
+                            )
+                        }
+                    }
+                    return await group.reduce(into: [String: [String]]()) { $0[$1.0, default: []].append($1.1) }
+                }
+            }
+        }
+        let keyedAnswers = try #require(results["keyed"])
+        #expect(keyedAnswers.filter { $0.hasPrefix("accepted v2") }.count == 1)
+        #expect(
+            keyedAnswers.filter { $0 == "failed: \(EventStoreError.idempotencyKeyReused(key: "shared"))" }.count == 15
+        )
+        #expect(try #require(results["plain"]).allSatisfy { $0.hasPrefix("accepted v2") })
+        try await fixture.withStore { store in
+            var updated = 0
+            for stream in keyed {
+                updated += try await store.events(of: stream).count - 1
+            }
+            #expect(updated == 1)
+            for stream in plain {
+                #expect(try await store.events(of: stream).map(\.event.version) == [1, 2])
             }
         }
     }

@@ -41,8 +41,9 @@ enum CommandBatch {
     ///   acknowledged); deadlocks and serialization failures were already retried.
     static func run(_ batch: [PendingCommand], _ lifecycle: Lifecycle, _ connection: Connection) throws -> [BatchAnswer]
     {
-        // A rejection's idempotency key taken by a concurrent command fails the statement; the
-        // batch's next load finds that command's outcome and replays it.
+        // An idempotency key of a rejection or of an append that neither opens nor closes, taken
+        // by another process's command since the load, fails the statement; the batch's next load
+        // finds that command's outcome and replays it.
         try EventStore.retryingDeadlocks(alsoRetrying: \.isIdempotencyKeyTaken) {
             try decideAndAppend(batch, lifecycle, connection)
         }

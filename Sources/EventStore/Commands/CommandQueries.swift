@@ -122,8 +122,9 @@ enum CommandQueries {
     /// statement and so one transaction. Returns, for each append in order, where its events
     /// begin and when they were recorded, or what refused it; a refusal undid that append only.
     ///
-    /// - Throws: when anything else failed (a deadlock, an idempotency key of a rejection taken
-    ///   meanwhile, the connection): then nothing was written.
+    /// - Throws: when anything else failed (a deadlock, an idempotency key taken meanwhile by
+    ///   another process, other than an opening's or a closing's, the connection): then nothing
+    ///   was written.
     static func append(
         _ appends: [ActivityAppend],
         recording rejections: [BatchRejection],

@@ -15,8 +15,9 @@ import Synchronization
 /// - A command that another process's command beat to the append is decided again, first in
 ///   the next batch, when it set no precondition.
 final class CommandQueue: Sendable {
-    /// The most commands in one batch. Each command of a batch runs in a subtransaction of its
-    /// own, and PostgreSQL keeps up to 64 of those per transaction in shared memory.
+    /// The most commands in one batch. Each opening and closing of a batch runs in a
+    /// subtransaction of its own, and PostgreSQL keeps up to 64 of those per transaction in
+    /// shared memory.
     static let batchLimit = 32
 
     private let pool: ConnectionPool
