@@ -82,7 +82,7 @@ public func buildApplication(
         middlewares: [
             ProblemResponses(logger: logger), PlainHeaders(),
             AuthenticationMiddleware(authenticator: authenticator),
-            StrictJSONBodies(maximumBodySize: maximumRequestBodySize),
+            StrictJSONBodies(maximumBodySize: maximumRequestBodySize), OwnJSONOperations(api: api),
         ]
     )
     let router = Router()

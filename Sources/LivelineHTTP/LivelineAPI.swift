@@ -70,14 +70,30 @@ struct LivelineAPI: APIProtocol {
 
     func updateActivity(_ input: Operations.UpdateActivity.Input) async throws -> Operations.UpdateActivity.Output {
         guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
-        let stored = try await run(
-            .update(Command.Update(body)),
-            on: try stream(input.path.activityId),
+        let stored = try await update(
+            input.path.activityId,
+            with: body,
             ifMatch: input.headers.ifMatch,
-            idempotencyKey: try input.headers.idempotencyKey.map(IdempotencyKeys.validated),
-            request: (Operations.UpdateActivity.id, body)
+            idempotencyKey: input.headers.idempotencyKey
         )
         return .ok(Self.response(stored))
+    }
+
+    /// `updateActivity`, from its parameters and body however they were read (`OwnJSONOperations`
+    /// reads them without the generated decoders).
+    func update(
+        _ activityID: String,
+        with body: Components.Schemas.ActivityUpdate,
+        ifMatch: String?,
+        idempotencyKey: String?
+    ) async throws -> StoredActivity {
+        try await run(
+            .update(Command.Update(body)),
+            on: try stream(activityID),
+            ifMatch: ifMatch,
+            idempotencyKey: try idempotencyKey.map(IdempotencyKeys.validated),
+            request: (Operations.UpdateActivity.id, body)
+        )
     }
 
     func endActivity(_ input: Operations.EndActivity.Input) async throws -> Operations.EndActivity.Output {

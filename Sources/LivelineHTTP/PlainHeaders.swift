@@ -15,7 +15,8 @@ import OpenAPIRuntime
 /// parameter with its URI coder, and has no option or type override that takes a header's text
 /// as it is.
 struct PlainHeaders: ServerMiddleware {
-    static let requestFields: [HTTPField.Name] = [HTTPField.Name("Idempotency-Key")!]
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+    static let requestFields: [HTTPField.Name] = [idempotencyKey]
     static let responseFields: [HTTPField.Name] = [.eTag, .location]
 
     func intercept(
