@@ -5,19 +5,21 @@
 #   1. updates only, then
 #   2. a realistic mix: 70 % updates, 15 % requests, 15 % ends,
 # over CONNECTIONS connections for SECONDS each; then pgbench runs the two statements an update
-# executes (the load query and liveline_append) with as many clients as the server has
-# database connections. ROUNDS rounds of the three alternate, so that neither side gains from
+# executes (the load query and liveline_append) with 16 clients (#20's reference). The server
+# runs with its default pool (10 connections, a quarter of them writers) unless --pool says
+# otherwise. ROUNDS rounds of the three alternate, so that neither side gains from
 # running later; the ratio is of the means. Each run also reports the CPU that the load tool,
 # the server and PostgreSQL used per request (from /proc): the ratio is, roughly, PostgreSQL's
 # share of all of it. Figures go to BENCHMARKS.md.
-#   scripts/benchmark-http.sh [--connections 32] [--seconds 20] [--pool 16] [--rounds 2] [--binary PATH]
+#   scripts/benchmark-http.sh [--connections 32] [--seconds 20] [--pool 10] [--rounds 2] [--binary PATH]
 # --binary runs another build of liveline (an older commit's, to measure a change in pairs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CONNECTIONS=32
 SECONDS_PER_RUN=20
-POOL=16
+POOL=10
+PGBENCH_CLIENTS=16
 ROUNDS=2
 BINARY=""
 while [[ $# -gt 0 ]]; do
@@ -58,11 +60,11 @@ report_wrk() {
 # The two statements of an update as the server runs them (CommandQueries: the load of a command
 # that is not a request, then liveline_append), with a real projection row and event data.
 run_pgbench() {
-    measure_cpu "$DATA/pgbench.cpu" pgbench -n -c "$POOL" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
+    measure_cpu "$DATA/pgbench.cpu" pgbench -n -c "$PGBENCH_CLIENTS" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
         -D "row=$ROW" -D "data=$EVENT" "$DATABASE_URL" > "$DATA/pgbench.txt" 2>&1 || { cat "$DATA/pgbench.txt" >&2; exit 1; }
     local tps
     tps="$(awk '/^tps = / {print $3}' "$DATA/pgbench.txt")"
-    printf '%-8s %10s transactions/s (the SQL of an update, %s clients)\n' pgbench "$tps" "$POOL"
+    printf '%-8s %10s transactions/s (the SQL of an update, %s clients)\n' pgbench "$tps" "$PGBENCH_CLIENTS"
     printf '%-8s CPU per transaction: %s (pgbench is the tool; the server idles)\n' "" \
         "$(cpu_per_item "$DATA/pgbench.cpu" "$(awk '/number of transactions actually processed/ {print $NF}' "$DATA/pgbench.txt" | cut -d/ -f1)")"
     echo "$tps" >> "$DATA/pgbench.rates"
@@ -77,7 +79,7 @@ for round in $(seq 1 "$ROUNDS"); do
     if [[ $round -eq 1 ]]; then
         ROW="$(psql "$DATABASE_URL" -Atc "SELECT to_jsonb(p)::text FROM activities p WHERE app_id = 'bench' AND activity_id = 'a1'")"
         EVENT="$(psql "$DATABASE_URL" -Atc "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1")"
-        PER_CLIENT=$((ACTIVITIES / POOL))
+        PER_CLIENT=$((ACTIVITIES / PGBENCH_CLIENTS))
         cat > "$DATA/update.sql" <<SQL
 \set n :client_id * $PER_CLIENT + random(1, $PER_CLIENT)
 SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, NULL::bigint, NULL::bigint, (SELECT global_max_open FROM service_limits), NULL::integer, r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \gset

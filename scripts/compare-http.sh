@@ -5,7 +5,7 @@
 # cluster, seeded as by benchmark-http.sh), drives it with wrk's updates for SECONDS, and reports
 # the rate, latencies, the server's own CPU time and context switches per request, and
 # PostgreSQL's CPU time per request (from /proc). Build each binary with `swift build -c release` and copy it aside first.
-#   scripts/compare-http.sh BINARY_A BINARY_B [--pairs 3] [--seconds 15] [--connections 32] [--pool 16]
+#   scripts/compare-http.sh BINARY_A BINARY_B [--pairs 3] [--seconds 15] [--connections 32] [--pool 10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +20,7 @@ shift 2
 PAIRS=3
 SECONDS_PER_RUN=15
 CONNECTIONS=32
-POOL=16
+POOL=10
 MIGRATIONS=(migrations migrations)
 while [[ $# -gt 0 ]]; do
     case "$1" in

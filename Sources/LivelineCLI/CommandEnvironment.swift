@@ -68,7 +68,12 @@ struct CommandEnvironment {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let listener = try AppendListener(connectionString: databaseURL, logger: logger)
         let notifier = AppendNotifier(pool: pool)
-        let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy), notifier: notifier)
+        let store = EventStore(
+            pool: pool,
+            lifecycle: Lifecycle(policy: lifecyclePolicy),
+            notifier: notifier,
+            writers: configuration.writers
+        )
         if let globalMaxOpen = configuration.globalMaxOpen {
             try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])

@@ -24,6 +24,12 @@ struct ConfigurationOptions: ParsableArguments {
     @Option(name: .customLong("pool-size"), help: "Maximum database connections (env LIVELINE_POOL_SIZE, default 10).")
     var poolSize: String?
 
+    @Option(
+        help:
+            "How many of the pool's connections write commands at once (env LIVELINE_WRITERS, default a quarter of the pool)."
+    )
+    var writers: String?
+
     /// The flags that were given, under their configuration keys.
     var values: [String: String] {
         [
@@ -33,6 +39,7 @@ struct ConfigurationOptions: ParsableArguments {
             "liveline.log.level": logLevel,
             "liveline.migrations": migrations,
             "liveline.pool.size": poolSize,
+            "liveline.writers": writers,
         ].compactMapValues { $0 }
     }
 }

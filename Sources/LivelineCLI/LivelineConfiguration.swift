@@ -16,6 +16,9 @@ package struct LivelineConfiguration: Sendable {
     package var logLevel: Logger.Level
     package var migrationsDirectory: URL
     package var poolSize: Int
+    /// How many of the pool's connections run batches of commands at once; `nil`: the store's
+    /// default (a quarter of the pool).
+    package var writers: Int?
     /// The admin API's bearer key; the admin API is closed when unset.
     package var adminKey: String?
     /// What APNs private keys are sealed under at rest; without it none can be stored.
@@ -77,6 +80,8 @@ package struct LivelineConfiguration: Sendable {
         logLevel = try setting("liveline.log.level").logLevel(default: .info)
         migrationsDirectory = URL(filePath: setting("liveline.migrations").value ?? "migrations")
         poolSize = try setting("liveline.pool.size").integer(default: 10, in: 1...1000)
+        let writers = setting("liveline.writers")
+        self.writers = writers.value == nil ? nil : try writers.integer(default: 1, in: 1...poolSize)
         adminKey = setting("liveline.admin.key").value
         secretKey = try setting("liveline.secret.key").value.map { text in
             guard let key = try? SecretKey(text) else { throw ConfigurationError(InvalidSecretKey().description) }

@@ -14,6 +14,7 @@ struct ConfigurationTests {
         #expect(configuration.logLevel == .info)
         #expect(configuration.migrationsDirectory.relativePath == "migrations")
         #expect(configuration.poolSize == 10)
+        #expect(configuration.writers == nil)
         #expect(configuration.adminKey == nil)
         #expect(configuration.activeLifetime == .seconds(8 * 3600))
         #expect(configuration.dismissalWindow == .seconds(4 * 3600))
@@ -33,6 +34,7 @@ struct ConfigurationTests {
             "LIVELINE_ACTIVE_LIFETIME": "1h30m",
             "LIVELINE_DISMISSAL_WINDOW": "250ms",
             "LIVELINE_GLOBAL_MAX_OPEN": "0",
+            "LIVELINE_WRITERS": "3",
         ]
         let configuration = try LivelineConfiguration(
             flags: ["liveline.port": "9001", "liveline.pool.size": "4"],
@@ -43,6 +45,7 @@ struct ConfigurationTests {
         #expect(configuration.port == 9001)
         #expect(configuration.logLevel == .debug)
         #expect(configuration.poolSize == 4)
+        #expect(configuration.writers == 3)
         #expect(configuration.adminKey == "secret")
         #expect(configuration.activeLifetime == .seconds(90 * 60))
         #expect(configuration.dismissalWindow == .milliseconds(250))
@@ -56,6 +59,8 @@ struct ConfigurationTests {
             ("LIVELINE_PORT", "0", #"LIVELINE_PORT must be a whole number from 1 to 65535, got "0""#),
             ("LIVELINE_PORT", "80a", #"LIVELINE_PORT must be a whole number from 1 to 65535, got "80a""#),
             ("LIVELINE_POOL_SIZE", "1001", #"LIVELINE_POOL_SIZE must be a whole number from 1 to 1000, got "1001""#),
+            ("LIVELINE_WRITERS", "11", #"LIVELINE_WRITERS must be a whole number from 1 to 10, got "11""#),
+            ("LIVELINE_WRITERS", "0", #"LIVELINE_WRITERS must be a whole number from 1 to 10, got "0""#),
             (
                 "LIVELINE_GLOBAL_MAX_OPEN", "-1",
                 #"LIVELINE_GLOBAL_MAX_OPEN must be a whole number from 0 to 2147483647, got "-1""#
