@@ -8,16 +8,23 @@ import Testing
 @Suite("The command path: load, decide, append")
 struct CommandPathTests {
     @Test(
-        "the load and the append of a batch are planned once per session, not again on every execution",
-        arguments: ["%FROM liveline_batch_commands(%", "%FROM liveline_append_batch(%"]
+        "the load, a lone append and a batch's statement are planned once per session, not again on every execution",
+        arguments: ["%FROM liveline_batch_commands(%", "%FROM liveline_append(%", "%FROM liveline_append_batch(%"]
     )
     func plannedOnce(statement: String) async throws {
         let fixture = try await StoreFixture.make()
         try await fixture.withStore(connections: 1) { store in
             let stream = fixture.stream("planned")
             try await store.execute(requestCommand(), on: stream, at: fixture.now)
+            // Lone commands: each goes through liveline_append.
             for version in 2...30 {
                 try await store.execute(updateCommand(version), on: stream, at: fixture.now + .seconds(version))
+            }
+            // Rejections are recorded through the batch's statement, even alone.
+            try await store.execute(.end(.init(dismissal: .default)), on: stream, at: fixture.now + .seconds(31))
+            for step in 32...61 {
+                let result = try await store.execute(updateCommand(step), on: stream, at: fixture.now + .seconds(step))
+                #expect(result.rejection != nil)
             }
             let plans = try await store.pool.withConnection { connection in
                 try connection.query(

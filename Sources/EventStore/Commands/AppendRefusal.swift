@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// Why `liveline_append` refused one command of a batch: the SQLSTATE it raised (a cap reached,
 /// a version conflict, an idempotency key taken meanwhile) and what its JSON detail says.
@@ -17,5 +18,16 @@ struct AppendRefusal: Error {
         limit = (value["limit"] ?? nil) ?? 0
         count = (value["count"] ?? nil) ?? 0
         actual = value["actual"] ?? nil
+    }
+}
+
+extension AppendRefusal {
+    /// The refusal `liveline_append` raised, when `error` is one (a cap, a version conflict, an
+    /// idempotency key taken meanwhile); `nil` for any other failure.
+    init?(_ error: PostgresError) {
+        guard let state = error.sqlState?.rawValue,
+            ["LL001", "LL002", "LL003", "LL409"].contains(state) || error.isIdempotencyKeyTaken
+        else { return nil }
+        self.init(sqlState: state, detail: error.detail)
     }
 }

@@ -130,6 +130,16 @@ enum CommandQueries {
         recording rejections: [BatchRejection],
         _ connection: Connection
     ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
+        // A lone append goes straight through `liveline_append`: the batch function's locks,
+        // arrays and subtransaction serve many commands, and cost a lone one more than they save.
+        if appends.count == 1, rejections.isEmpty {
+            do {
+                return [.success(try append(appends[0], connection))]
+            } catch let error as PostgresError {
+                guard let refusal = AppendRefusal(error) else { throw error }
+                return [.failure(refusal)]
+            }
+        }
         let events = appends.flatMap(\.events)
         let rows = try connection.query(
             """
