@@ -98,14 +98,29 @@ struct LivelineAPI: APIProtocol {
 
     func endActivity(_ input: Operations.EndActivity.Input) async throws -> Operations.EndActivity.Output {
         guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
-        let stored = try await run(
-            .end(try Command.End(body)),
-            on: try stream(input.path.activityId),
+        let stored = try await end(
+            input.path.activityId,
+            with: body,
             ifMatch: input.headers.ifMatch,
-            idempotencyKey: try input.headers.idempotencyKey.map(IdempotencyKeys.validated),
-            request: (Operations.EndActivity.id, body)
+            idempotencyKey: input.headers.idempotencyKey
         )
         return .ok(Self.response(stored))
+    }
+
+    /// `endActivity`, from its parameters and body however they were read (`OwnJSONOperations`).
+    func end(
+        _ activityID: String,
+        with body: Components.Schemas.ActivityEnd,
+        ifMatch: String?,
+        idempotencyKey: String?
+    ) async throws -> StoredActivity {
+        try await run(
+            .end(try Command.End(body)),
+            on: try stream(activityID),
+            ifMatch: ifMatch,
+            idempotencyKey: try idempotencyKey.map(IdempotencyKeys.validated),
+            request: (Operations.EndActivity.id, body)
+        )
     }
 
     func reportDismissal(_ input: Operations.ReportDismissal.Input) async throws -> Operations.ReportDismissal.Output {
