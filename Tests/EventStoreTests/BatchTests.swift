@@ -306,6 +306,51 @@ struct BatchTests {
         }
     }
 
+    @Test(
+        "two processes' batches open the same activities: each opens once, the other request is told it exists, and every count stays exact"
+    )
+    func openingsRaceAcrossProcesses() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 1_000))
+        let ids = 0..<64
+        let results = try await fixture.withStore(connections: 4, writers: 2) { first in
+            try await fixture.withStore(connections: 4, writers: 2) { second in
+                try await withThrowingTaskGroup(of: (Int, CommandResult).self) { group in
+                    for id in ids {
+                        for store in [first, second] {
+                            group.addTask {
+                                let result = try await store.execute(
+                                    requestCommand(device: "phone-\(id % 4)"),
+                                    on: fixture.stream("same-\(id)"),
+                                    at: fixture.now
+                                )
+                                return (id, result)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [Int: [CommandResult]]()) { $0[$1.0, default: []].append($1.1) }
+                }
+            }
+        }
+        #expect(results.count == ids.count)
+        for answers in results.values {
+            #expect(answers.compactMap(\.accepted).count == 1)
+            #expect(answers.compactMap(\.rejection) == [.activityExists])
+        }
+        let counts: [Int] = try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM activities WHERE state = 'active')
+                    UNION ALL SELECT sum(open) FROM app_open_stripes
+                    UNION ALL SELECT sum(open) FROM global_open_stripes
+                    UNION ALL (SELECT open FROM device_open_counts ORDER BY device_id)
+                    """
+                ).map { try $0.decode(0) }
+            }
+        }
+        #expect(counts == [64, 64, 64, 16, 16, 16, 16])
+    }
+
     /// The backend that waits for a lock: the writer's, in its batch's append (nothing else in
     /// the test's database waits for one).
     private static func writerWaitingForALock(_ admin: ConnectionPool) async throws -> Int32 {
