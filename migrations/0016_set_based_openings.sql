@@ -1,19 +1,26 @@
--- Openings of a batch are written together too (#20). A batch with openings already holds every
--- cap stripe of their apps (so that batches cannot wait for each other in a cycle), so no other
--- transaction can open or close an activity of those apps until it commits: their stripes' and
--- devices' open counts cannot move, and an activity of those apps cannot be created meanwhile.
--- So the batch decides each opening's caps in memory, in command order, as `liveline_append`
--- would one after the other: an app stripe with room (else `LL001`), the device's count under the
--- app's per-device cap (else `LL003`), a global stripe with room (else `LL002`); an activity that
--- exists already is refused with `LL409`. Then one UPDATE per kind of counter adds what the
--- batch took, one INSERT creates the activities, and their events and idempotency records go
--- into the plain appends' INSERTs. Before, every opening ran `liveline_append` in a
--- subtransaction of its own: a function call, a dozen statements, and an UPDATE of a stripe row
--- per opening, each making a new version of the same row.
+-- Openings of a batch are written together too (#20). Before, every opening ran `liveline_append`
+-- in a subtransaction of its own: a function call, a dozen statements, and an UPDATE of a stripe
+-- row per opening, each making a new version of the same row.
 --
--- Global stripes are taken as the openings need room: any one with room that no one else holds,
--- else waiting for the lowest with room, as `liveline_append` does; one is usually enough for a
--- whole batch.
+-- Now a batch decides its openings in memory, in command order, as `liveline_append` would one
+-- after the other: an app stripe with room (else `LL001`), the device's count under the app's
+-- per-device cap (else `LL003`), a global stripe with room (else `LL002`); an activity that exists
+-- already is refused with `LL409`. Then one UPDATE per kind of counter adds what the batch took,
+-- one INSERT creates the activities, and their events and idempotency records go into the plain
+-- appends' INSERTs. The counts it decides on cannot move under it:
+--   - the app stripes: a batch of openings alone first takes, without waiting (SKIP LOCKED), one
+--     stripe per app with room for all of that app's openings, so concurrent batches open side by
+--     side on stripes of their own. When an app has no such stripe free, or the batch also
+--     closes activities, it holds every stripe of those apps (taken in order with its other
+--     locks, so batches never wait in a cycle): then no one else opens or closes there.
+--   - the devices: each opening's device row is created if new and locked, in order, after the
+--     stripes (the order every opening takes them in).
+--   - the global stripes: taken as the openings need room: any one with room that no one else
+--     holds, else waiting for the lowest with room, as `liveline_append` does; one is usually
+--     enough for a whole batch.
+-- An activity that another process's lone opening (which takes no advisory lock) creates
+-- meanwhile fails the INSERT, and so the batch, which is decided again: its next load finds the
+-- activity.
 --
 -- Closings (and the lone opening of a batch of one append, which takes no pre-locks) still go
 -- through `liveline_append`, each in its own block, and now run before the openings: a closing
@@ -84,6 +91,9 @@ DECLARE
     v_device_limits integer[];
     v_stripe_apps text[];
     v_stripes smallint[];
+    v_stripe_tids tid[];
+    -- Whether the batch holds every stripe of its openings' apps (or one of each, with room).
+    v_holds_all_stripes boolean := true;
     v_stripe_open integer[];
     v_stripe_room integer[];
     v_stripe_taken integer[];
@@ -158,7 +168,33 @@ BEGIN
             WHERE c.version > 0 AND a.app_id = c.app_id AND a.activity_id = c.activity_id FOR UPDATE) AS l ON true;
     -- Openings are the appends of new activities (expected version 0), closings those whose
     -- open count changes by -1.
-    IF v_count > 1 AND (-1 = ANY (p_open_changes) OR 0 = ANY (p_expected_versions)) THEN
+    --
+    -- A batch that opens and closes nothing else first tries, without waiting, to take for each
+    -- app one stripe with room for all of the app's openings: then concurrent batches open side
+    -- by side, each on stripes of its own. When an app has no such stripe free, the batch gives
+    -- back those it took (the block is undone) and takes all of the apps' stripes, waiting for
+    -- them in order, as a batch with closings does.
+    IF v_count > 1 AND 0 = ANY (p_expected_versions) AND NOT (-1 = ANY (p_open_changes)) THEN
+        BEGIN
+            SELECT array_agg(c.app_id ORDER BY c.app_id), array_agg(s.stripe ORDER BY c.app_id),
+                   array_agg(s.tid ORDER BY c.app_id), array_agg(s.open ORDER BY c.app_id),
+                   array_agg(s.capacity - s.open ORDER BY c.app_id), array_agg(0 ORDER BY c.app_id)
+                INTO v_stripe_apps, v_stripes, v_stripe_tids, v_stripe_open, v_stripe_room, v_stripe_taken
+                FROM (SELECT p_app_ids[c.n], count(*) FROM unnest(p_expected_versions) WITH ORDINALITY AS c(version, n)
+                        WHERE c.version = 0 GROUP BY 1) AS c(app_id, openings)
+                LEFT JOIN LATERAL (SELECT s.stripe, s.ctid AS tid, s.open, s.capacity FROM app_open_stripes s
+                    WHERE s.app_id = c.app_id AND s.capacity - s.open >= c.openings
+                    ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED) AS s ON true;
+            IF array_position(v_stripes, NULL) IS NOT NULL THEN
+                RAISE EXCEPTION 'no free stripe with room for the openings' USING ERRCODE = 'LL010';
+            END IF;
+            v_holds_all_stripes := false;
+        EXCEPTION
+            WHEN SQLSTATE 'LL010' THEN
+                v_holds_all_stripes := true;
+        END;
+    END IF;
+    IF v_count > 1 AND (-1 = ANY (p_open_changes) OR (0 = ANY (p_expected_versions) AND v_holds_all_stripes)) THEN
         SELECT array_agg(c.app_id), array_agg(c.row ->> 'device_id'), array_agg(a.app_stripe), array_agg(a.global_stripe)
             INTO v_apps, v_devices, v_app_stripes, v_global_stripes
             FROM unnest(p_app_ids, p_activity_ids, p_rows, p_open_changes, p_expected_versions)
@@ -168,8 +204,8 @@ BEGIN
             WHERE c.change = -1 OR c.version = 0;
         -- An opening alone takes whichever of its app's stripes has room, waiting for one if all
         -- are held: a batch that waited so while holding another stripe of the app could wait in
-        -- a cycle. So a batch with openings holds all of their apps' stripes first, and decides
-        -- its openings in memory.
+        -- a cycle. So a batch with openings that found no free stripe with room for them, or with
+        -- closings, holds all of their apps' stripes first.
         PERFORM FROM (
                 SELECT s.app_id, s.stripe FROM app_open_stripes s
                     JOIN unnest(v_apps, v_app_stripes) AS o(app_id, stripe) ON o.stripe IS NULL AND s.app_id = o.app_id
@@ -239,20 +275,30 @@ BEGIN
             INTO v_cap_apps, v_app_limits, v_device_limits
             FROM (SELECT DISTINCT p_app_ids[o.i] FROM unnest(v_openings) AS o(i)) AS c(app_id),
             LATERAL (SELECT a.max_open, a.max_open_per_device FROM apps a WHERE a.app_id = c.app_id OFFSET 0) AS a;
-        SELECT array_agg(c.app_id ORDER BY c.app_id, s.stripe), array_agg(s.stripe ORDER BY c.app_id, s.stripe),
-               array_agg(s.open ORDER BY c.app_id, s.stripe),
-               array_agg(greatest(s.capacity - s.open, 0) ORDER BY c.app_id, s.stripe),
-               array_agg(0 ORDER BY c.app_id, s.stripe)
-            INTO v_stripe_apps, v_stripes, v_stripe_open, v_stripe_room, v_stripe_taken
-            FROM unnest(v_cap_apps) AS c(app_id),
-            LATERAL (SELECT s.stripe, s.open, s.capacity FROM app_open_stripes s WHERE s.app_id = c.app_id OFFSET 0) AS s;
-        SELECT array_agg(json_build_array(c.app_id, c.device_id)::text), array_agg(c.app_id), array_agg(c.device_id),
-               array_agg(coalesce(d.open, 0)), array_agg(0)
+        IF v_holds_all_stripes THEN
+            SELECT array_agg(c.app_id ORDER BY c.app_id, s.stripe), array_agg(s.stripe ORDER BY c.app_id, s.stripe),
+                   array_agg(s.tid ORDER BY c.app_id, s.stripe), array_agg(s.open ORDER BY c.app_id, s.stripe),
+                   array_agg(greatest(s.capacity - s.open, 0) ORDER BY c.app_id, s.stripe),
+                   array_agg(0 ORDER BY c.app_id, s.stripe)
+                INTO v_stripe_apps, v_stripes, v_stripe_tids, v_stripe_open, v_stripe_room, v_stripe_taken
+                FROM unnest(v_cap_apps) AS c(app_id),
+                LATERAL (SELECT s.stripe, s.ctid AS tid, s.open, s.capacity FROM app_open_stripes s
+                    WHERE s.app_id = c.app_id OFFSET 0) AS s;
+        END IF;
+        -- The openings' devices, each created if new and locked, in order: when the batch holds
+        -- one stripe per app, other transactions open activities of the same apps meanwhile.
+        WITH locked AS (
+            INSERT INTO device_open_counts AS d (app_id, device_id)
+                SELECT DISTINCT p_app_ids[o.i], p_rows[o.i] ->> 'device_id' FROM unnest(v_openings) AS o(i)
+                    WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
+                    ORDER BY 1, 2
+                ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open
+                RETURNING d.app_id::text, d.device_id, d.open
+        )
+        SELECT array_agg(json_build_array(l.app_id, l.device_id)::text), array_agg(l.app_id), array_agg(l.device_id),
+               array_agg(l.open), array_agg(0)
             INTO v_device_keys, v_device_apps, v_device_ids, v_device_open, v_device_taken
-            FROM (SELECT DISTINCT p_app_ids[o.i], p_rows[o.i] ->> 'device_id' FROM unnest(v_openings) AS o(i)) AS c(app_id, device_id)
-            LEFT JOIN LATERAL (SELECT d.open FROM device_open_counts d
-                WHERE d.app_id = c.app_id AND d.device_id = c.device_id OFFSET 0) AS d ON true
-            WHERE c.device_id IS NOT NULL;
+            FROM locked AS l;
 
         FOR k IN 1 .. cardinality(v_openings) LOOP
             i := v_openings[k];
@@ -334,8 +380,8 @@ BEGIN
 
         IF cardinality(v_opened) > 0 THEN
             UPDATE app_open_stripes AS s SET open = s.open + t.taken
-                FROM unnest(v_stripe_apps, v_stripes, v_stripe_taken) AS t(app_id, stripe, taken)
-                WHERE t.taken > 0 AND s.app_id = t.app_id AND s.stripe = t.stripe;
+                FROM unnest(v_stripe_tids, v_stripe_taken) AS t(tid, taken)
+                WHERE t.taken > 0 AND s.ctid = t.tid;
             INSERT INTO device_open_counts AS d (app_id, device_id, open)
                 SELECT * FROM unnest(v_device_apps, v_device_ids, v_device_taken) AS t(app_id, device_id, taken)
                     WHERE t.taken > 0

@@ -351,6 +351,100 @@ struct BatchTests {
         #expect(counts == [64, 64, 64, 16, 16, 16, 16])
     }
 
+    @Test(
+        "a batch that opens an activity another process's lone opening creates meanwhile decides again: that request is told the activity exists, the rest of the batch commits"
+    )
+    func openingRacedByALoneOpening() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 100))
+        let raced = fixture.stream("raced")
+        let other = fixture.stream("other")
+        let blocker = fixture.stream("blocker")
+        try await TestDatabase.withPool(fixture.database, maximumConnections: 4) { admin in
+            try await fixture.withStore(writers: 1) { lone in
+                try await fixture.withStore(writers: 1) { batching in
+                    // Two transactions hold idempotency keys that two requests record: each of those
+                    // appends creates its activity, then waits for its key.
+                    let (heldKeys, held) = AsyncStream<(String, Int32)>.makeStream()
+                    let holders = Task {
+                        await withTaskGroup(of: Void.self) { group in
+                            for key in ["lone", "blocker"] {
+                                group.addTask {
+                                    // Ends when it is terminated.
+                                    try? await admin.withTransaction { connection in
+                                        try connection.execute(
+                                            """
+                                            INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+                                            VALUES (\(fixture.app.rawValue), \(key), \([UInt8]([0])), 'held', '{}')
+                                            """
+                                        )
+                                        held.yield(
+                                            (key, try connection.query("SELECT pg_backend_pid()").single!.decode(0))
+                                        )
+                                        try connection.execute("SELECT pg_sleep(60)")
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    var holderPIDs: [String: Int32] = [:]
+                    for await (key, pid) in heldKeys {
+                        holderPIDs[key] = pid
+                        if holderPIDs.count == 2 { break }
+                    }
+
+                    // One store's lone opening of `raced` has created it, uncommitted.
+                    let loneRequest = Task {
+                        try await lone.execute(
+                            requestCommand(),
+                            on: raced,
+                            at: fixture.now,
+                            idempotency: IdempotencyKey(key: "lone", requestDigest: [1])
+                        )
+                    }
+                    _ = try await Self.writerWaitingForALock(admin)
+                    // The other store's writer waits likewise, while requests of `raced` and
+                    // `other` queue behind it; they go together in its next batch.
+                    let blockerRequest = Task {
+                        try await batching.execute(
+                            requestCommand(),
+                            on: blocker,
+                            at: fixture.now,
+                            idempotency: IdempotencyKey(key: "blocker", requestDigest: [1])
+                        )
+                    }
+                    try await Self.waitUntil("both writers wait") { try await Self.lockWaiters(admin) == 2 }
+                    let requests = [raced, other].map { stream in
+                        Task { try await batching.execute(requestCommand(), on: stream, at: fixture.now) }
+                    }
+                    try await Self.waitUntil("the requests queue") { batching.commands.queuedCount == 2 }
+                    try await Self.terminate(holderPIDs["blocker"]!, admin)
+                    #expect(try await blockerRequest.value.accepted?.activity.version == 1)
+
+                    // The batch waits for the row of `raced` that the lone opening created; then
+                    // that one commits.
+                    try await Self.waitUntil("the batch waits") { try await Self.lockWaiters(admin) == 2 }
+                    try await Self.terminate(holderPIDs["lone"]!, admin)
+                    #expect(try await loneRequest.value.accepted?.activity.version == 1)
+                    #expect(try await requests[0].value.rejection == .activityExists)
+                    #expect(try await requests[1].value.accepted?.activity.version == 1)
+                    await holders.value
+                }
+            }
+        }
+        let counts: [Int] = try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM activities)
+                    UNION ALL SELECT sum(open) FROM app_open_stripes
+                    UNION ALL SELECT sum(open) FROM global_open_stripes
+                    """
+                ).map { try $0.decode(0) }
+            }
+        }
+        #expect(counts == [3, 3, 3])
+    }
+
     /// The backend that waits for a lock: the writer's, in its batch's append (nothing else in
     /// the test's database waits for one).
     private static func writerWaitingForALock(_ admin: ConnectionPool) async throws -> Int32 {
@@ -367,6 +461,18 @@ struct BatchTests {
             return pid != nil
         }
         return pid!
+    }
+
+    /// How many of the database's backends wait for a lock.
+    private static func lockWaiters(_ admin: ConnectionPool) async throws -> Int {
+        try await admin.withConnection { connection in
+            try connection.query(
+                """
+                SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                """
+            ).single!.decode(0)
+        }
     }
 
     private static func terminate(_ pid: Int32, _ admin: ConnectionPool) async throws {

@@ -41,10 +41,11 @@ enum CommandBatch {
     ///   acknowledged); deadlocks and serialization failures were already retried.
     static func run(_ batch: [PendingCommand], _ lifecycle: Lifecycle, _ connection: Connection) throws -> [BatchAnswer]
     {
-        // An idempotency key of a rejection or of an append that neither opens nor closes, taken
-        // by another process's command since the load, fails the statement; the batch's next load
-        // finds that command's outcome and replays it.
-        try EventStore.retryingDeadlocks(alsoRetrying: \.isIdempotencyKeyTaken) {
+        // A row that another process's command created since the load fails the statement: an
+        // idempotency key of a rejection or of an append written together, or an activity that a
+        // lone opening created while the batch held another stripe of its app. The batch's next
+        // load finds that command's outcome and replays it, or finds the activity.
+        try EventStore.retryingDeadlocks(alsoRetrying: \.isTakenMeanwhile) {
             try decideAndAppend(batch, lifecycle, connection)
         }
     }
@@ -254,6 +255,11 @@ extension PostgresError {
     /// A unique violation of an idempotency key: a concurrent command with the same key committed first.
     var isIdempotencyKeyTaken: Bool {
         isUniqueViolation && constraint == "idempotency_keys_pkey"
+    }
+
+    /// A unique violation of an idempotency key or an activity: a concurrent command created it first.
+    var isTakenMeanwhile: Bool {
+        isIdempotencyKeyTaken || (isUniqueViolation && constraint == "activities_pkey")
     }
 }
 
