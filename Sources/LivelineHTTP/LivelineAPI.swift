@@ -19,25 +19,35 @@ struct LivelineAPI: APIProtocol {
 
     func requestActivity(_ input: Operations.RequestActivity.Input) async throws -> Operations.RequestActivity.Output {
         guard case .json(let body) = input.body else { preconditionFailure("the only content type") }
+        let stored = try await request(body, idempotencyKey: input.headers.idempotencyKey)
+        return .created(
+            .init(
+                headers: .init(eTag: EntityTag.of(stored), location: Self.location(of: stored)),
+                body: .json(.init(stored))
+            )
+        )
+    }
+
+    /// `requestActivity`, from its body and key however they were read (`OwnJSONOperations`).
+    func request(_ body: Components.Schemas.ActivityRequest, idempotencyKey: String?) async throws -> StoredActivity {
         let app = try Caller.app()
-        let key = try input.headers.idempotencyKey.map(IdempotencyKeys.validated)
+        let key = try idempotencyKey.map(IdempotencyKeys.validated)
         let activity = body.activityId ?? ActivityID.generated(for: app, idempotencyKey: key)
         var request = try Command.Request(body)
         request.channel = try await channel(asked: body, of: app)
         request.remoteStart = try await remoteStart(asked: body, of: app)
-        let stored = try await run(
+        return try await run(
             .request(request),
             on: StreamID(app: app, activity: activity),
             ifMatch: nil,
             idempotencyKey: key,
             request: (Operations.RequestActivity.id, body)
         )
-        return .created(
-            .init(
-                headers: .init(eTag: EntityTag.of(stored), location: "/v1/activities/\(activity)"),
-                body: .json(.init(stored))
-            )
-        )
+    }
+
+    /// Where a requested activity is read (`Location`).
+    static func location(of stored: StoredActivity) -> String {
+        "/v1/activities/\(stored.stream.activity)"
     }
 
     func getActivity(_ input: Operations.GetActivity.Input) async throws -> Operations.GetActivity.Output {

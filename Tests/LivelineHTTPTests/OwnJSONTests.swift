@@ -12,10 +12,11 @@ import Testing
 
 /// The hot operation read and answered with Liveline's own JSON (`OwnJSONOperations`) must be
 /// indistinguishable from the generated code it stands in for.
-@Suite("Updates with Liveline's own JSON, against the generated coders")
+@Suite("Requests, updates and ends with Liveline's own JSON, against the generated coders")
 struct OwnJSONTests {
     typealias ActivityUpdate = LivelineHTTP.Components.Schemas.ActivityUpdate
     typealias ActivityEnd = LivelineHTTP.Components.Schemas.ActivityEnd
+    typealias ActivityRequest = LivelineHTTP.Components.Schemas.ActivityRequest
 
     /// Members an update body may hold, each with spellings the generated decoder reads, and
     /// spellings it refuses or might read otherwise.
@@ -67,6 +68,20 @@ struct OwnJSONTests {
             )
         ]
 
+    /// A request's members beyond those it shares with an update.
+    static let requestCandidates: [(key: String, values: [String])] =
+        candidates.filter { ["contentState", "staleDate", "relevanceScore", "timestamp", "extra"].contains($0.key) } + [
+            ("activityId", [#""order-1""#, #""a.b:c_d-9""#, #""no spaces""#, #""""#, "7", #""\u006f""#]),
+            ("activityType", [#""delivery""#, #""""#, #""é\n""#, "[]"]),
+            ("attributes", [#"{"order":"A-1"}"#, "{}", #"{"n":[1,2.5e3],"o":{"x":null}}"#, #""x""#]),
+            ("startDate", [#""2026-11-25T12:00:00Z""#, #""2026-11-25""#, "0"]),
+            ("pushType", [#""token""#, #""channel""#, #""none""#, #""Token""#, "1"]),
+            ("style", [#""standard""#, #""transient""#, #""loud""#, "null"]),
+            ("deviceId", [#""phone-1""#, #""phone 1""#, "2"]),
+            ("remoteStart", [#"{"alert":{"title":"a","body":"b"}}"#]),
+            ("channelId", [#""ch-1""#]),
+        ]
+
     /// Bodies of some of `candidates`' members, in any order, with any of their spellings.
     static func bodies(of candidates: [(key: String, values: [String])]) -> Generator<String, some SendableSequenceType>
     {
@@ -95,6 +110,28 @@ struct OwnJSONTests {
             let generated = try JSONDecoder().decode(ActivityEnd.self, from: Data(bytes))
             #expect(own == generated, "\(body)")
         }
+        await propertyCheck(count: 2_000, input: Self.bodies(of: Self.requestCandidates)) { body in
+            let bytes = Array(body.utf8)
+            guard let own = ActivityRequest(ownJSON: bytes) else { return }
+            let generated = try JSONDecoder().decode(ActivityRequest.self, from: Data(bytes))
+            #expect(own == generated, "\(body)")
+        }
+    }
+
+    @Test(
+        "the requests clients send are read by the own parser",
+        arguments: [
+            #"{"activityType":"delivery","contentState":{"stage":"packed"}}"#,
+            #"{"activityId":"order-7","activityType":"delivery","attributes":{"order":"A-7"},"#
+                + #""contentState":{"eta":12},"staleDate":"2026-11-25T12:30:00Z","relevanceScore":0.5,"#
+                + #""startDate":"2026-11-25T13:00:00Z","pushType":"token","style":"transient","deviceId":"phone-1","#
+                + #""timestamp":"2026-11-25T12:00:00Z"}"#,
+        ]
+    )
+    func readsPlainRequests(body: String) throws {
+        let own = try #require(ActivityRequest(ownJSON: Array(body.utf8)))
+        let generated = try JSONDecoder().decode(ActivityRequest.self, from: Data(body.utf8))
+        #expect(own == generated)
     }
 
     @Test(
@@ -187,7 +224,9 @@ struct OwnJSONTests {
         try JSONParser.members(of: bytes, in: bytes.indices).map { $0.key(in: bytes) }
     }
 
-    @Test("an update and an end answered by the own coders are the answers of the generated ones, headers and body")
+    @Test(
+        "a request, an update and an end answered by the own coders are the answers of the generated ones, headers and body"
+    )
     func sameAnswerEitherWay() async throws {
         try await APIFixture.run { api in
             let app = try await api.makeApp()
@@ -196,24 +235,30 @@ struct OwnJSONTests {
             var answers: [String: [Answer]] = [:]
             // `Accept: application/json, text/plain` is read by the generated code only.
             for (id, accept) in [("own", "application/json"), ("generated", "application/json, text/plain")] {
-                let request = #"{"activityId":"a-\#(id)","activityType":"t","contentState":{"s":1}}"#
-                _ = try await api.send(.post, "/v1/activities", key: key, body: Array(request.utf8))
-                let steps = [
-                    ("updates", "\"1\"", #"{"contentState":{"s":2,"t":"é"},"relevanceScore":0.25}"#),
-                    ("end", "\"2\"", #"{"contentState":{"s":3},"dismissal":{"policy":"immediate"}}"#),
+                let request =
+                    #"{"activityId":"a-\#(id)","activityType":"t","attributes":{"o":"A"},"contentState":{"s":1},"#
+                    + #""pushType":"token","style":"standard","deviceId":"phone-\#(id)"}"#
+                let steps: [(path: String, ifMatch: String?, body: String)] = [
+                    ("/v1/activities", nil, request),
+                    (
+                        "/v1/activities/a-\(id)/updates", "\"1\"",
+                        #"{"contentState":{"s":2,"t":"é"},"relevanceScore":0.25}"#
+                    ),
+                    (
+                        "/v1/activities/a-\(id)/end", "\"2\"",
+                        #"{"contentState":{"s":3},"dismissal":{"policy":"immediate"}}"#
+                    ),
                 ]
-                for (operation, version, body) in steps {
-                    let response = try await api.send(
-                        .post,
-                        "/v1/activities/a-\(id)/\(operation)",
-                        key: key,
-                        headers: [.accept: accept, .ifMatch: version],
-                        body: Array(body.utf8)
-                    )
+                for (path, ifMatch, body) in steps {
+                    var headers: HTTPFields = [.accept: accept]
+                    headers[.ifMatch] = ifMatch
+                    let response = try await api.send(.post, path, key: key, headers: headers, body: Array(body.utf8))
                     var answer = try JSONParser.parse(Array(buffer: response.body))
                     if case .object(var members) = answer {
                         // What differs between two activities requested a moment apart.
-                        for varying in ["activityId", "requestedAt", "activatedAt", "lastTimestamp", "nextDeadline"] {
+                        for varying in [
+                            "activityId", "deviceId", "requestedAt", "activatedAt", "lastTimestamp", "nextDeadline",
+                        ] {
                             members[varying] = nil
                         }
                         for timeKey in ["endedAt", "dismissedAt", "dismissalDate"] where members[timeKey] != nil {
@@ -221,14 +266,15 @@ struct OwnJSONTests {
                         }
                         answer = .object(members)
                     }
-                    answers[id, default: []].append(
-                        (response.status, [.eTag, .contentType].map { response.headers[$0] ?? "-" }, answer)
-                    )
+                    let answered = [.eTag, .contentType, .location].map {
+                        response.headers[$0]?.replacingOccurrences(of: "a-\(id)", with: "the id") ?? "-"
+                    }
+                    answers[id, default: []].append((response.status, answered, answer))
                 }
             }
             let own = try #require(answers["own"])
             let generated = try #require(answers["generated"])
-            #expect(own.map(\.status) == [.ok, .ok])
+            #expect(own.map(\.status) == [.created, .ok, .ok])
             #expect(own.map(\.status) == generated.map(\.status))
             #expect(own.map(\.headers) == generated.map(\.headers))
             #expect(own.map(\.body) == generated.map(\.body))

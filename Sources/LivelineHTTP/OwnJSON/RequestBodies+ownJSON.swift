@@ -9,6 +9,67 @@ import CanonicalJSON
 // The bytes are strict JSON already (`StrictJSONBodies`), with no `null` outside free-form
 // values and no key twice.
 
+extension Components.Schemas.ActivityRequest {
+    /// A request without `remoteStart` or `channelId` (those are the generated decoder's to read).
+    init?(ownJSON bytes: [UInt8]) {
+        var content = OwnJSON.Content()
+        var activityID: ActivityID?
+        var activityType: String?
+        var attributes: JSONObject?
+        var startDate: Timestamp?
+        var pushType: PushType?
+        var style: ActivityStyle?
+        var deviceID: DeviceID?
+        let read = OwnJSON.forEachMember(of: bytes, in: bytes.indices) { member in
+            if let known = content.read(member, in: bytes) { return known }
+            let value = member.value
+            if member.hasKey("activityId", in: bytes) {
+                activityID = OwnJSON.string(bytes, value).flatMap(ActivityID.init(rawValue:))
+                return activityID != nil
+            }
+            if member.hasKey("activityType", in: bytes) {
+                activityType = OwnJSON.string(bytes, value)
+                return activityType != nil
+            }
+            if member.hasKey("attributes", in: bytes) {
+                attributes = try? JSONParser.parseObject(bytes, in: value)
+                return attributes != nil
+            }
+            if member.hasKey("startDate", in: bytes) {
+                startDate = OwnJSON.timestamp(bytes, value)
+                return startDate != nil
+            }
+            if member.hasKey("pushType", in: bytes) {
+                pushType = OwnJSON.string(bytes, value).flatMap(PushType.init(rawValue:))
+                return pushType != nil
+            }
+            if member.hasKey("style", in: bytes) {
+                style = OwnJSON.string(bytes, value).flatMap(ActivityStyle.init(rawValue:))
+                return style != nil
+            }
+            if member.hasKey("deviceId", in: bytes) {
+                deviceID = OwnJSON.string(bytes, value).flatMap(DeviceID.init(rawValue:))
+                return deviceID != nil
+            }
+            return false
+        }
+        guard read, let activityType, let contentState = content.contentState else { return nil }
+        self.init(
+            activityId: activityID,
+            activityType: activityType,
+            attributes: attributes,
+            contentState: contentState,
+            staleDate: content.staleDate,
+            relevanceScore: content.relevanceScore,
+            startDate: startDate,
+            pushType: pushType,
+            style: style,
+            deviceId: deviceID,
+            timestamp: content.timestamp
+        )
+    }
+}
+
 extension Components.Schemas.ActivityUpdate {
     init?(ownJSON bytes: [UInt8]) {
         var content = OwnJSON.Content()
@@ -124,7 +185,7 @@ enum OwnJSON {
         return members.allSatisfy(read)
     }
 
-    /// The members an update and an end share.
+    /// The members a request, an update and an end share.
     struct Content {
         var contentState: JSONObject?
         var staleDate: Timestamp?
