@@ -185,31 +185,16 @@ struct BatchTests {
                 }
                 // Two transactions lock rows of the activities, so that the writer's batches wait
                 // in their append: one locks the blocker, the other the six activities.
-                let (lockedRows, locked) = AsyncStream<(String, Int32)>.makeStream()
-                let lockers = Task {
-                    await withTaskGroup(of: Void.self) { group in
-                        for (name, streams) in [("blocker", [blocker]), ("activities", activities)] {
-                            let ids = PostgresArray(streams.map(\.activity.rawValue))
-                            group.addTask {
-                                // Ends when it is terminated.
-                                try? await admin.withTransaction { connection in
-                                    try connection.execute(
-                                        "SELECT FROM activities WHERE activity_id = ANY (\(ids)) FOR UPDATE"
-                                    )
-                                    locked.yield(
-                                        (name, try connection.query("SELECT pg_backend_pid()").single!.decode(0))
-                                    )
-                                    try connection.execute("SELECT pg_sleep(60)")
-                                }
-                            }
-                        }
-                    }
-                }
-                var lockerPIDs: [String: Int32] = [:]
-                for await (name, pid) in lockedRows {
-                    lockerPIDs[name] = pid
-                    if lockerPIDs.count == 2 { break }
-                }
+                let (lockerPIDs, lockers) = await Self.hold(
+                    [("blocker", [blocker]), ("activities", activities)].map { name, streams in
+                        let ids = PostgresArray(streams.map(\.activity.rawValue))
+                        return (
+                            name,
+                            { try $0.execute("SELECT FROM activities WHERE activity_id = ANY (\(ids)) FOR UPDATE") }
+                        )
+                    },
+                    on: admin
+                )
 
                 // The writer's first batch (the blocker's update) waits for its row; six
                 // updates queue behind it and go together in the next batch.
@@ -364,33 +349,22 @@ struct BatchTests {
                 try await fixture.withStore(writers: 1) { batching in
                     // Two transactions hold idempotency keys that two requests record: each of those
                     // appends creates its activity, then waits for its key.
-                    let (heldKeys, held) = AsyncStream<(String, Int32)>.makeStream()
-                    let holders = Task {
-                        await withTaskGroup(of: Void.self) { group in
-                            for key in ["lone", "blocker"] {
-                                group.addTask {
-                                    // Ends when it is terminated.
-                                    try? await admin.withTransaction { connection in
-                                        try connection.execute(
-                                            """
-                                            INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
-                                            VALUES (\(fixture.app.rawValue), \(key), \([UInt8]([0])), 'held', '{}')
-                                            """
-                                        )
-                                        held.yield(
-                                            (key, try connection.query("SELECT pg_backend_pid()").single!.decode(0))
-                                        )
-                                        try connection.execute("SELECT pg_sleep(60)")
-                                    }
+                    let (holderPIDs, holders) = await Self.hold(
+                        ["lone", "blocker"].map { key in
+                            (
+                                key,
+                                {
+                                    try $0.execute(
+                                        """
+                                        INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+                                        VALUES (\(fixture.app.rawValue), \(key), \([UInt8]([0])), 'held', '{}')
+                                        """
+                                    )
                                 }
-                            }
-                        }
-                    }
-                    var holderPIDs: [String: Int32] = [:]
-                    for await (key, pid) in heldKeys {
-                        holderPIDs[key] = pid
-                        if holderPIDs.count == 2 { break }
-                    }
+                            )
+                        },
+                        on: admin
+                    )
 
                     // One store's lone opening of `raced` has created it, uncommitted.
                     let loneRequest = Task {
@@ -461,6 +435,35 @@ struct BatchTests {
             return pid != nil
         }
         return pid!
+    }
+
+    /// Runs each statement of `holds` in a transaction of its own on `admin`, which then sleeps,
+    /// holding what the statement locked or wrote, until its backend is terminated. Returns, once
+    /// all have run, each one's backend by name, and the task that ends when all have ended.
+    private static func hold(
+        _ holds: [(name: String, statement: @Sendable (Connection) throws -> Void)],
+        on admin: ConnectionPool
+    ) async -> (pids: [String: Int32], ended: Task<Void, Never>) {
+        let (started, start) = AsyncStream<(String, Int32)>.makeStream()
+        let ended = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for (name, statement) in holds {
+                    group.addTask {
+                        try? await admin.withTransaction { connection in
+                            try statement(connection)
+                            start.yield((name, try connection.query("SELECT pg_backend_pid()").single!.decode(0)))
+                            try connection.execute("SELECT pg_sleep(60)")
+                        }
+                    }
+                }
+            }
+        }
+        var pids: [String: Int32] = [:]
+        for await (name, pid) in started {
+            pids[name] = pid
+            if pids.count == holds.count { break }
+        }
+        return (pids, ended)
     }
 
     /// How many of the database's backends wait for a lock.
