@@ -366,26 +366,29 @@ struct BatchTests {
                         on: admin
                     )
 
-                    // One store's lone opening of `raced` has created it, uncommitted.
-                    let loneRequest = Task {
-                        try await lone.execute(
-                            requestCommand(),
-                            on: raced,
-                            at: fixture.now,
-                            idempotency: IdempotencyKey(key: "lone", requestDigest: [1])
-                        )
+                    /// A request of `stream` through `store`, under a key a transaction holds.
+                    func requestUnderHeldKey(
+                        _ stream: StreamID,
+                        _ store: EventStore,
+                        _ key: String
+                    ) -> Task<
+                        CommandResult, any Error
+                    > {
+                        Task {
+                            try await store.execute(
+                                requestCommand(),
+                                on: stream,
+                                at: fixture.now,
+                                idempotency: IdempotencyKey(key: key, requestDigest: [1])
+                            )
+                        }
                     }
+                    // One store's lone opening of `raced` has created it, uncommitted.
+                    let loneRequest = requestUnderHeldKey(raced, lone, "lone")
                     _ = try await Self.writerWaitingForALock(admin)
                     // The other store's writer waits likewise, while requests of `raced` and
                     // `other` queue behind it; they go together in its next batch.
-                    let blockerRequest = Task {
-                        try await batching.execute(
-                            requestCommand(),
-                            on: blocker,
-                            at: fixture.now,
-                            idempotency: IdempotencyKey(key: "blocker", requestDigest: [1])
-                        )
-                    }
+                    let blockerRequest = requestUnderHeldKey(blocker, batching, "blocker")
                     try await Self.waitUntil("both writers wait") { try await Self.lockWaiters(admin) == 2 }
                     let requests = [raced, other].map { stream in
                         Task { try await batching.execute(requestCommand(), on: stream, at: fixture.now) }
