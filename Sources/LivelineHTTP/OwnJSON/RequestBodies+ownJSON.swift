@@ -24,7 +24,7 @@ extension Components.Schemas.ActivityRequest {
             if let known = content.read(member, in: bytes) { return known }
             let value = member.value
             if member.hasKey("activityId", in: bytes) {
-                activityID = OwnJSON.string(bytes, value).flatMap(ActivityID.init(rawValue:))
+                activityID = OwnJSON.rawValue(bytes, value)
                 return activityID != nil
             }
             if member.hasKey("activityType", in: bytes) {
@@ -40,15 +40,15 @@ extension Components.Schemas.ActivityRequest {
                 return startDate != nil
             }
             if member.hasKey("pushType", in: bytes) {
-                pushType = OwnJSON.string(bytes, value).flatMap(PushType.init(rawValue:))
+                pushType = OwnJSON.rawValue(bytes, value)
                 return pushType != nil
             }
             if member.hasKey("style", in: bytes) {
-                style = OwnJSON.string(bytes, value).flatMap(ActivityStyle.init(rawValue:))
+                style = OwnJSON.rawValue(bytes, value)
                 return style != nil
             }
             if member.hasKey("deviceId", in: bytes) {
-                deviceID = OwnJSON.string(bytes, value).flatMap(DeviceID.init(rawValue:))
+                deviceID = OwnJSON.rawValue(bytes, value)
                 return deviceID != nil
             }
             return false
@@ -218,6 +218,13 @@ enum OwnJSON {
     static func string(_ bytes: [UInt8], _ range: Range<Int>) -> String? {
         guard case .string(let text) = try? JSONParser.parse(bytes, in: range) else { return nil }
         return text
+    }
+
+    /// A string read as a value of a type of strings (an identifier, an enumeration); `nil` for a
+    /// string that is none of its values, as the generated decoder refuses it.
+    static func rawValue<Value: RawRepresentable>(_ bytes: [UInt8], _ range: Range<Int>) -> Value?
+    where Value.RawValue == String {
+        string(bytes, range).flatMap(Value.init(rawValue:))
     }
 
     static func timestamp(_ bytes: [UInt8], _ range: Range<Int>) -> Timestamp? {
