@@ -185,7 +185,7 @@ struct BatchTests {
                 }
                 // Two transactions lock rows of the activities, so that the writer's batches wait
                 // in their append: one locks the blocker, the other the six activities.
-                let (lockerPIDs, lockers) = await Self.hold(
+                let (lockerPIDs, lockers) = await DatabaseWaits.hold(
                     [("blocker", [blocker]), ("activities", activities)].map { name, streams in
                         let ids = PostgresArray(streams.map(\.activity.rawValue))
                         return (
@@ -199,21 +199,23 @@ struct BatchTests {
                 // The writer's first batch (the blocker's update) waits for its row; six
                 // updates queue behind it and go together in the next batch.
                 let blockerUpdate = Task { try await store.execute(updateCommand(2), on: blocker, at: fixture.now) }
-                _ = try await Self.writerWaitingForALock(admin)
+                _ = try await DatabaseWaits.writerWaitingForALock(admin)
                 let updates = activities.map { stream in
                     Task { try await store.execute(updateCommand(2), on: stream, at: fixture.now) }
                 }
-                try await Self.waitUntil("the updates queue") { store.commands.queuedCount == activities.count }
-                try await Self.terminate(lockerPIDs["blocker"]!, admin)
+                try await DatabaseWaits.waitUntil("the updates queue") {
+                    store.commands.queuedCount == activities.count
+                }
+                try await DatabaseWaits.terminate(lockerPIDs["blocker"]!, admin)
                 #expect(try await blockerUpdate.value.accepted?.activity.version == 2)
 
                 // The six wait in one batch; its connection is killed.
-                let writer = try await Self.writerWaitingForALock(admin)
-                try await Self.terminate(writer, admin)
+                let writer = try await DatabaseWaits.writerWaitingForALock(admin)
+                try await DatabaseWaits.terminate(writer, admin)
                 for update in updates {
                     await #expect(throws: EventStoreError.self) { try await update.value }
                 }
-                try await Self.terminate(lockerPIDs["activities"]!, admin)
+                try await DatabaseWaits.terminate(lockerPIDs["activities"]!, admin)
                 await lockers.value
 
                 for stream in activities {
@@ -349,7 +351,7 @@ struct BatchTests {
                 try await fixture.withStore(writers: 1) { batching in
                     // Two transactions hold idempotency keys that two requests record: each of those
                     // appends creates its activity, then waits for its key.
-                    let (holderPIDs, holders) = await Self.hold(
+                    let (holderPIDs, holders) = await DatabaseWaits.hold(
                         ["lone", "blocker"].map { key in
                             (
                                 key,
@@ -385,22 +387,26 @@ struct BatchTests {
                     }
                     // One store's lone opening of `raced` has created it, uncommitted.
                     let loneRequest = requestUnderHeldKey(raced, lone, "lone")
-                    _ = try await Self.writerWaitingForALock(admin)
+                    _ = try await DatabaseWaits.writerWaitingForALock(admin)
                     // The other store's writer waits likewise, while requests of `raced` and
                     // `other` queue behind it; they go together in its next batch.
                     let blockerRequest = requestUnderHeldKey(blocker, batching, "blocker")
-                    try await Self.waitUntil("both writers wait") { try await Self.lockWaiters(admin) == 2 }
+                    try await DatabaseWaits.waitUntil("both writers wait") {
+                        try await DatabaseWaits.lockWaiters(admin) == 2
+                    }
                     let requests = [raced, other].map { stream in
                         Task { try await batching.execute(requestCommand(), on: stream, at: fixture.now) }
                     }
-                    try await Self.waitUntil("the requests queue") { batching.commands.queuedCount == 2 }
-                    try await Self.terminate(holderPIDs["blocker"]!, admin)
+                    try await DatabaseWaits.waitUntil("the requests queue") { batching.commands.queuedCount == 2 }
+                    try await DatabaseWaits.terminate(holderPIDs["blocker"]!, admin)
                     #expect(try await blockerRequest.value.accepted?.activity.version == 1)
 
                     // The batch waits for the row of `raced` that the lone opening created; then
                     // that one commits.
-                    try await Self.waitUntil("the batch waits") { try await Self.lockWaiters(admin) == 2 }
-                    try await Self.terminate(holderPIDs["lone"]!, admin)
+                    try await DatabaseWaits.waitUntil("the batch waits") {
+                        try await DatabaseWaits.lockWaiters(admin) == 2
+                    }
+                    try await DatabaseWaits.terminate(holderPIDs["lone"]!, admin)
                     #expect(try await loneRequest.value.accepted?.activity.version == 1)
                     #expect(try await requests[0].value.rejection == .activityExists)
                     #expect(try await requests[1].value.accepted?.activity.version == 1)
@@ -420,79 +426,5 @@ struct BatchTests {
             }
         }
         #expect(counts == [3, 3, 3])
-    }
-
-    /// The backend that waits for a lock: the writer's, in its batch's append (nothing else in
-    /// the test's database waits for one).
-    private static func writerWaitingForALock(_ admin: ConnectionPool) async throws -> Int32 {
-        var pid: Int32?
-        try await waitUntil("a writer waits for a lock") {
-            pid = try await admin.withConnection { connection in
-                try connection.query(
-                    """
-                    SELECT pid FROM pg_stat_activity
-                    WHERE datname = current_database() AND wait_event_type = 'Lock'
-                    """
-                ).single?.decode(0)
-            }
-            return pid != nil
-        }
-        return pid!
-    }
-
-    /// Runs each statement of `holds` in a transaction of its own on `admin`, which then sleeps,
-    /// holding what the statement locked or wrote, until its backend is terminated. Returns, once
-    /// all have run, each one's backend by name, and the task that ends when all have ended.
-    private static func hold(
-        _ holds: [(name: String, statement: @Sendable (Connection) throws -> Void)],
-        on admin: ConnectionPool
-    ) async -> (pids: [String: Int32], ended: Task<Void, Never>) {
-        let (started, start) = AsyncStream<(String, Int32)>.makeStream()
-        let ended = Task {
-            await withTaskGroup(of: Void.self) { group in
-                for (name, statement) in holds {
-                    group.addTask {
-                        try? await admin.withTransaction { connection in
-                            try statement(connection)
-                            start.yield((name, try connection.query("SELECT pg_backend_pid()").single!.decode(0)))
-                            try connection.execute("SELECT pg_sleep(60)")
-                        }
-                    }
-                }
-            }
-        }
-        var pids: [String: Int32] = [:]
-        for await (name, pid) in started {
-            pids[name] = pid
-            if pids.count == holds.count { break }
-        }
-        return (pids, ended)
-    }
-
-    /// How many of the database's backends wait for a lock.
-    private static func lockWaiters(_ admin: ConnectionPool) async throws -> Int {
-        try await admin.withConnection { connection in
-            try connection.query(
-                """
-                SELECT count(*) FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock'
-                """
-            ).single!.decode(0)
-        }
-    }
-
-    private static func terminate(_ pid: Int32, _ admin: ConnectionPool) async throws {
-        try await admin.withConnection { try $0.execute("SELECT pg_terminate_backend(\(pid))") }
-    }
-
-    private static func waitUntil(
-        _ what: Comment,
-        _ condition: () async throws -> Bool
-    ) async throws {
-        let giveUp = ContinuousClock.now + .seconds(60)
-        while try await !condition() {
-            try #require(ContinuousClock.now < giveUp, "waited 60 s until \(what)")
-            try await Task.sleep(for: .milliseconds(10))
-        }
     }
 }

@@ -26,7 +26,8 @@ enum BatchAnswer {
 }
 
 /// One batch of commands, at most one per activity, run on one connection:
-/// 1. one statement loads what they all need;
+/// 1. one statement loads what they all need, but for commands on activities this process
+///    knows (`KnownActivities`): a batch of those only skips it;
 /// 2. `decide` runs for each, in arrival order, in memory;
 /// 3. one statement records the rejections and appends the events of all (one transaction);
 /// then each command has its answer. A refusal of one command (a cap, a version conflict)
@@ -39,33 +40,64 @@ enum CommandBatch {
 
     /// - Throws: a database failure that left nothing of the batch written (nothing of it is
     ///   acknowledged); deadlocks and serialization failures were already retried.
-    static func run(_ batch: [PendingCommand], _ lifecycle: Lifecycle, _ connection: Connection) throws -> [BatchAnswer]
-    {
+    static func run(
+        _ batch: [PendingCommand],
+        _ lifecycle: Lifecycle,
+        _ known: KnownActivities,
+        _ connection: Connection
+    ) throws -> [BatchAnswer] {
         // A row that another process's command created since the load fails the statement: an
         // idempotency key of a rejection or of an append written together, or an activity that a
         // lone opening created while the batch held another stripe of its app. The batch's next
-        // load finds that command's outcome and replays it, or finds the activity.
-        try EventStore.retryingDeadlocks(alsoRetrying: \.isTakenMeanwhile) {
-            try decideAndAppend(batch, lifecycle, connection)
+        // load finds that command's outcome and replays it, or finds the activity. Rules that an
+        // admin changed since they were read fail it too; it is then decided on fresh loads.
+        try EventStore.retryingDeadlocks(alsoRetrying: \.isStaleDecision) {
+            do {
+                return try decideAndAppend(batch, lifecycle, known, connection)
+            } catch let error as PostgresError where error.isRulesChanged {
+                known.forgetRules(of: Set(batch.map(\.stream.app)))
+                throw error
+            }
         }
     }
 
     private static func decideAndAppend(
         _ batch: [PendingCommand],
         _ lifecycle: Lifecycle,
+        _ known: KnownActivities,
         _ connection: Connection
     ) throws -> [BatchAnswer] {
-        let loaded = try CommandQueries.load(batch.map(\.loadKey), connection)
+        let knowns = zip(batch, known.known(batch.map(\.stream))).map { pending, known in
+            pending.mayBeDecidedOnWhatIsKnown ? known : nil
+        }
+        var loaded = knowns.map { $0.map(CommandQueries.Loaded.init) }
+        let missing = batch.indices.filter { knowns[$0] == nil }
+        if !missing.isEmpty {
+            let rows = try CommandQueries.load(missing.map { batch[$0].loadKey }, connection)
+            for (index, row) in zip(missing, rows) { loaded[index] = row }
+        } else {
+            StoreMetrics.recordBatchWithoutLoad()
+        }
         var answers: [BatchAnswer?] = Array(repeating: nil, count: batch.count)
         var appends: [(index: Int, append: ActivityAppend)] = []
         var rejections: [CommandQueries.BatchRejection] = []
+        var rules = CommandQueries.RulesCheck()
         // The remote starts decided so far count against the same device's later ones (the load
         // saw none of them).
         var remoteStarts: [DeviceKey: [Timestamp]] = [:]
         for (index, pending) in batch.enumerated() {
             let device = DeviceKey(pending)
             let earlier = device.flatMap { remoteStarts[$0] } ?? []
-            switch try decide(pending, loaded[index], startedInBatch: earlier, lifecycle, connection) {
+            let decision = try decide(pending, loaded[index]!, startedInBatch: earlier, lifecycle, connection)
+            if knowns[index] != nil {
+                // Only an append is guarded against what is known being behind.
+                guard case .append = decision else {
+                    answers[index] = .decideAgain
+                    continue
+                }
+                rules.add(pending.stream.app, version: knowns[index]!.rules.version)
+            }
+            switch decision {
             case .answered(let answer):
                 answers[index] = answer
             case .rejected(let rejection):
@@ -76,15 +108,24 @@ enum CommandBatch {
                 if let device { remoteStarts[device, default: []].append(pending.now) }
             }
         }
+        var written: [StoredActivity] = []
+        var refusedStreams: [StreamID] = []
         if !appends.isEmpty || !rejections.isEmpty {
-            let results = try CommandQueries.append(appends.map(\.append), recording: rejections, connection)
+            let results = try CommandQueries.append(
+                appends.map(\.append),
+                recording: rejections,
+                checking: rules,
+                connection
+            )
             var refused: [(index: Int, rejection: Rejection)] = []
             for ((index, append), result) in zip(appends, results) {
                 let pending = batch[index]
                 switch result {
                 case .success(let (first, recordedAt)):
+                    written.append(append.stored)
                     answers[index] = .accepted(append.stored, append.stored(from: first, recordedAt: recordedAt))
                 case .failure(let refusal):
+                    refusedStreams.append(pending.stream)
                     switch try pending.outcome(
                         of: refusal,
                         expectedVersion: append.expectedVersion,
@@ -100,7 +141,27 @@ enum CommandBatch {
             }
             for (index, answer) in record(refused, of: batch, connection) { answers[index] = answer }
         }
+        remember(batch, loaded: missing.map { ($0, loaded[$0]!) }, written: written, known)
+        known.forget(refusedStreams)
         return answers.map { $0! }
+    }
+
+    /// Remembers what the batch loaded and then wrote (it committed): the activities as they are
+    /// now, and the rules of the apps loaded for commands that open nothing (a request's load
+    /// counts open activities too).
+    private static func remember(
+        _ batch: [PendingCommand],
+        loaded: [(index: Int, row: CommandQueries.Loaded)],
+        written: [StoredActivity],
+        _ known: KnownActivities
+    ) {
+        var rules: [AppID: KnownActivities.Rules] = [:]
+        for (index, row) in loaded where !batch[index].command.isRequest {
+            if let context = row.context, let version = row.rulesVersion {
+                rules[batch[index].stream.app] = KnownActivities.Rules(context: context, version: version)
+            }
+        }
+        known.remember(loaded.compactMap(\.row.activity) + written, rules: rules)
     }
 
     /// What one command does with what was loaded for it.
@@ -183,7 +244,28 @@ enum CommandBatch {
     }
 }
 
+extension CommandQueries.Loaded {
+    /// What a command decided on a known activity finds, as a load would give it.
+    init(_ known: KnownActivities.Known) {
+        self.init(
+            context: known.rules.context,
+            activity: known.activity,
+            idempotencyRecord: nil,
+            rulesVersion: known.rules.version
+        )
+    }
+}
+
 extension PendingCommand {
+    /// Whether the command may be decided on what is known of its activity: not an opening (it
+    /// counts open activities, which are never known), without an idempotency key (its record
+    /// must be looked up), and not decided before (a command decided again is decided on a
+    /// fresh load). One that expects another version than the known one is answered so only
+    /// after a load, as every decision on what is known that does not append.
+    var mayBeDecidedOnWhatIsKnown: Bool {
+        decided == 0 && !command.isRequest && idempotency == nil
+    }
+
     var loadKey: CommandQueries.LoadKey {
         CommandQueries.LoadKey(
             stream: stream,
@@ -260,6 +342,17 @@ extension PostgresError {
     /// A unique violation of an idempotency key or an activity: a concurrent command created it first.
     var isTakenMeanwhile: Bool {
         isIdempotencyKeyTaken || (isUniqueViolation && constraint == "activities_pkey")
+    }
+
+    /// The rules of an app that commands were decided under changed since they were read.
+    var isRulesChanged: Bool {
+        sqlState?.rawValue == "LL412"
+    }
+
+    /// A batch was decided on what another process changed since: a row it creates was created
+    /// meanwhile, or the rules of an app.
+    var isStaleDecision: Bool {
+        isTakenMeanwhile || isRulesChanged
     }
 }
 

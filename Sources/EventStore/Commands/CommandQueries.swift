@@ -11,6 +11,8 @@ enum CommandQueries {
         let context: DecisionContext?
         let activity: StoredActivity?
         let idempotencyRecord: IdempotencyRecord?
+        /// The version (`xmin`) of the app's row the context's rules were read from.
+        var rulesVersion: Int64? = nil
     }
 
     /// What a command is loaded by.
@@ -43,6 +45,7 @@ enum CommandQueries {
                            WHERE e.app_id = c.app_id AND e.data ->> 'deviceId' = c.device_id
                                AND e.type = 'activity.requested' AND e.data ? 'remoteStart'
                            ORDER BY e.occurred_at DESC LIMIT a.push_to_start_budget_per_hour) AS s) END,
+                   a.xmin::text::bigint,
                    r.*
             FROM liveline_batch_commands(
                 \(PostgresArray(keys.map(\.stream.app.rawValue))), \(PostgresArray(keys.map(\.stream.activity.rawValue))),
@@ -83,19 +86,39 @@ enum CommandQueries {
             }
             return Loaded(
                 context: context,
-                activity: try ProjectionRow.stored(from: row, at: 14),
-                idempotencyRecord: record
+                activity: try ProjectionRow.stored(from: row, at: 15),
+                idempotencyRecord: record,
+                rulesVersion: try row.decode(14)
             )
         }
     }
 
+    /// The apps whose rules commands were decided under without a load, and the versions of the
+    /// app rows those rules were read from: the statement that appends them fails with `LL412`
+    /// when any changed since.
+    struct RulesCheck {
+        var apps: [String] = []
+        var versions: [Int64] = []
+
+        mutating func add(_ app: AppID, version: Int64) {
+            guard !apps.contains(app.rawValue) else { return }
+            apps.append(app.rawValue)
+            versions.append(version)
+        }
+    }
+
     /// Appends through `liveline_append`; returns the first position and the recorded time.
-    static func append(_ append: ActivityAppend, _ connection: Connection) throws -> (Int64, Timestamp) {
+    static func append(
+        _ append: ActivityAppend,
+        checking rules: RulesCheck = RulesCheck(),
+        _ connection: Connection
+    ) throws -> (Int64, Timestamp) {
         let stream = append.stored.stream
         let events = append.events
         let rows = try connection.query(
             """
-            SELECT first_position, recorded_at FROM liveline_append(
+            SELECT first_position, recorded_at
+            FROM liveline_rules_unchanged(\(PostgresArray(rules.apps)), \(PostgresArray(rules.versions))), liveline_append(
                 \(stream.app.rawValue), \(stream.activity.rawValue), \(Int32(append.expectedVersion)),
                 \(ProjectionRow.json(append.stored)),
                 \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
@@ -123,18 +146,19 @@ enum CommandQueries {
     /// begin and when they were recorded, or what refused it; a refusal undid that append only.
     ///
     /// - Throws: when anything else failed (a deadlock, an idempotency key taken meanwhile by
-    ///   another process, other than an opening's or a closing's, the connection): then nothing
-    ///   was written.
+    ///   another process, other than an opening's or a closing's, `rules` that changed, the
+    ///   connection): then nothing was written.
     static func append(
         _ appends: [ActivityAppend],
         recording rejections: [BatchRejection],
+        checking rules: RulesCheck = RulesCheck(),
         _ connection: Connection
     ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
         // A lone append goes straight through `liveline_append`: the batch function's locks,
         // arrays and subtransaction serve many commands, and cost a lone one more than they save.
         if appends.count == 1, rejections.isEmpty {
             do {
-                return [.success(try append(appends[0], connection))]
+                return [.success(try append(appends[0], checking: rules, connection))]
             } catch let error as PostgresError {
                 guard let refusal = AppendRefusal(error) else { throw error }
                 return [.failure(refusal)]
@@ -143,7 +167,8 @@ enum CommandQueries {
         let events = appends.flatMap(\.events)
         let rows = try connection.query(
             """
-            SELECT first_position, recorded_at, refusal, refusal_detail FROM liveline_append_batch(
+            SELECT first_position, recorded_at, refusal, refusal_detail
+            FROM liveline_rules_unchanged(\(PostgresArray(rules.apps)), \(PostgresArray(rules.versions))), liveline_append_batch(
                 \(PostgresArray(appends.map(\.stored.stream.app.rawValue))),
                 \(PostgresArray(appends.map(\.stored.stream.activity.rawValue))),
                 \(PostgresArray(appends.map { Int32($0.expectedVersion) })),

@@ -24,6 +24,8 @@ final class CommandQueue: Sendable {
     private let lifecycle: Lifecycle
     private let notifier: AppendNotifier?
     private let schedule: Mutex<BatchSchedule<PendingCommand>>
+    /// What the writers know of activities without loading them.
+    let known = KnownActivities()
 
     init(pool: ConnectionPool, lifecycle: Lifecycle, notifier: AppendNotifier?, writers: Int) {
         self.pool = pool
@@ -96,7 +98,7 @@ final class CommandQueue: Sendable {
         while let batch = schedule.withLock({ $0.next(after: finished, retrying: retries) }) {
             let answers: [BatchAnswer]
             do {
-                answers = try CommandBatch.run(batch, lifecycle, connection)
+                answers = try CommandBatch.run(batch, lifecycle, known, connection)
             } catch {
                 for pending in batch { pending.answer.resume(throwing: EventStoreError.sealed(error)) }
                 schedule.withLock { $0.release(batch) }

@@ -3,11 +3,16 @@ import CanonicalJSON
 import Metrics
 
 /// What the store counts: events appended by type, refusals by code, and the batches of the
-/// write path (their mean size is commands over batches).
+/// write path (their mean size is commands over batches; those that skipped the load).
 enum StoreMetrics {
     static func recordBatch(of commands: Int) {
         Counter(label: "liveline_command_batches_total").increment()
         Counter(label: "liveline_batched_commands_total").increment(by: commands)
+    }
+
+    /// A batch whose commands were all decided on known activities, without a load.
+    static func recordBatchWithoutLoad() {
+        Counter(label: "liveline_command_batches_without_load_total").increment()
     }
 
     static func record(_ result: CommandResult) {
