@@ -10,8 +10,9 @@ struct BatchScheduleTests {
     struct Item: Batchable, Equatable, CustomStringConvertible {
         let number: Int
         let activity: Int
+        var makesBatchLong = true
         var batchKeys: [Int] { [activity] }
-        var description: String { "\(number)@\(activity)" }
+        var description: String { "\(number)@\(activity)\(makesBatchLong ? "" : "s")" }
     }
 
     @Test("a command into an idle queue starts a writer at once and is its whole batch")
@@ -60,6 +61,28 @@ struct BatchScheduleTests {
         #expect(secondWriterAfterB == nil && firstWriterAfterA1 == [a2])
     }
 
+    @Test(
+        "commands that make short batches, arriving while a writer is busy, wait for its next batch; another writer starts for one that makes a long batch, or when more queue than a batch takes"
+    )
+    func anotherWriterForLongBatchesOrAFullQueue() {
+        var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 3)
+        let first = Item(number: 0, activity: 0, makesBatchLong: false)
+        _ = schedule.enqueue(first)
+        _ = schedule.next(after: [], retrying: [])
+        let short = (1...3).map { Item(number: $0, activity: $0, makesBatchLong: false) }
+        let startedForShort = short.map { schedule.enqueue($0) }
+        // A fourth queued command is more than one batch takes.
+        let startedForTheFourth = schedule.enqueue(Item(number: 4, activity: 4, makesBatchLong: false))
+        let batch = schedule.next(after: [], retrying: [])
+        #expect(startedForShort == [false, false, false] && startedForTheFourth && batch == short)
+
+        var other = BatchSchedule<Item>(writers: 2, batchLimit: 3)
+        _ = other.enqueue(first)
+        _ = other.next(after: [], retrying: [])
+        let startedForLong = other.enqueue(Item(number: 1, activity: 1))
+        #expect(startedForLong)
+    }
+
     @Test("a command decided again goes ahead of everything queued")
     func retriesGoFirst() {
         var schedule = BatchSchedule<Item>(writers: 1, batchLimit: 2)
@@ -74,8 +97,9 @@ struct BatchScheduleTests {
 
     // MARK: Properties
 
-    /// 0–5: a command on activity `activity` arrives; 6–8: writer `writer` finishes its batch
-    /// (one in three of its commands decided again); 9: writer `writer`'s batch fails.
+    /// 0–5: a command on activity `activity` arrives (0–2: one that makes its batch long);
+    /// 6–8: writer `writer` finishes its batch (one in three of its commands decided again);
+    /// 9: writer `writer`'s batch fails.
     struct Step: Sendable, CustomStringConvertible {
         let kind: Int
         let activity: Int
@@ -102,7 +126,7 @@ struct BatchScheduleTests {
             for step in steps {
                 switch step.kind {
                 case 0...5:
-                    let item = Item(number: arrived.count, activity: step.activity)
+                    let item = Item(number: arrived.count, activity: step.activity, makesBatchLong: step.kind <= 2)
                     arrived.append(item)
                     if schedule.enqueue(item) { start() }
                 default:
@@ -129,8 +153,14 @@ struct BatchScheduleTests {
                 #expect(Set(running.map(\.activity)).count == running.count, "an activity in two batches")
                 let (writers, limit) = (schedule.running, schedule.writers)
                 #expect(writers == batches.count && writers <= limit)
+                // A free command waits only for a busy writer's next batch, when it makes a short
+                // batch.
                 let free = schedule.queued.filter { item in !running.contains { $0.activity == item.activity } }
-                #expect(free.isEmpty || writers == limit, "a free command with no writer: \(free)")
+                let waitsForABusyWriter = writers > 0 && free.allSatisfy { !$0.makesBatchLong }
+                #expect(
+                    free.isEmpty || writers == limit || waitsForABusyWriter,
+                    "a free command with no writer: \(free)"
+                )
             }
             // Each activity's commands were first taken in the order they arrived.
             for activity in 0...4 {

@@ -7,8 +7,10 @@ import Synchronization
 /// the pool's threads — take what is queued and run it as one `CommandBatch`, as a
 /// `BatchSchedule` says.
 ///
-/// - A command that finds a writer free starts one at once: a batch never waits for company.
-///   Commands that arrive while every writer is busy queue, and go together in the next batch.
+/// - A command that finds no writer running starts one at once: a batch never waits for
+///   company. Commands that arrive while a writer is busy queue, and go together in its next
+///   batch; another writer starts beside it for an opening, or when more queue than a batch
+///   takes (`BatchSchedule`).
 /// - A batch holds one command per activity (and per idempotency key): commands on one activity
 ///   run one after another, each on the state the previous one left, and two batches never wait
 ///   for each other's locks on one activity.
@@ -148,4 +150,6 @@ extension PendingCommand: Batchable {
     var batchKeys: [CommandKey] {
         [.stream(stream)] + (idempotency.map { [.idempotencyKey(stream.app, $0.key)] } ?? [])
     }
+
+    var makesBatchLong: Bool { command.isRequest }
 }
