@@ -18,13 +18,14 @@ struct KnownActivitiesTests {
         known.remember([activities[3]], rules: [:])
         #expect(known.count == 3)
         #expect(
-            known.known(activities.map(\.stream)).map { $0?.activity.stream } == [nil] + activities[1...].map(\.stream)
+            known.known(activities.map(\.stream), opening: [false, false, false, false]).map { $0?.activity?.stream }
+                == [nil] + activities[1...].map(\.stream)
         )
 
         known.forget([activities[1].stream])
-        #expect(known.known([activities[1].stream])[0] == nil)
+        #expect(known.known([activities[1].stream], opening: [false])[0] == nil)
         known.forgetRules(of: [Self.app])
-        #expect(known.known([activities[2].stream])[0] == nil)
+        #expect(known.known([activities[2].stream], opening: [false])[0] == nil)
     }
 
     @Test(
@@ -59,6 +60,67 @@ struct KnownActivitiesTests {
                 try await DatabaseWaits.terminate(pids["limits"]!, admin)
                 await held.value
                 #expect(try await keyed.value.accepted?.activity.version == 4)
+            }
+        }
+    }
+
+    @Test(
+        "an opening in an app whose rules the store knows is decided without a load: it does not wait for a table only the load reads"
+    )
+    func openingSkipsTheLoad() async throws {
+        let fixture = try await StoreFixture.make()
+        try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { admin in
+            try await fixture.withStore { store in
+                // The first opening loads the app's rules; the later ones know them.
+                try await store.execute(requestCommand(device: "d"), on: fixture.stream("first"), at: fixture.now)
+                let (pids, held) = await DatabaseWaits.hold(
+                    [("limits", { try $0.execute("LOCK TABLE service_limits IN ACCESS EXCLUSIVE MODE") })],
+                    on: admin
+                )
+                let opened = try await store.execute(
+                    requestCommand(device: "d"),
+                    on: fixture.stream("second"),
+                    at: fixture.now + .seconds(1)
+                )
+                #expect(opened.accepted?.activity.version == 1)
+                try await DatabaseWaits.terminate(pids["limits"]!, admin)
+                await held.value
+                #expect(try await store.openCounts(of: fixture.app).app == 2)
+            }
+        }
+    }
+
+    @Test(
+        "an opening decided on known rules is answered as a load would answer it: an activity another process opened exists, a cap it filled refuses with its count, existence before the cap"
+    )
+    func openingAfterAnotherProcess() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 3))
+        try await fixture.withStore { first in
+            try await fixture.withStore { second in
+                try await first.execute(requestCommand(), on: fixture.stream("one"), at: fixture.now)
+                try await second.execute(requestCommand(), on: fixture.stream("two"), at: fixture.now)
+
+                let exists = try await first.execute(requestCommand(), on: fixture.stream("two"), at: fixture.now)
+                #expect(exists.rejection == .activityExists)
+
+                try await second.execute(requestCommand(), on: fixture.stream("three"), at: fixture.now)
+                // The app is at its cap: an opening of an existing activity is still told it exists
+                // (the append alone would count the cap first), a new one that the cap is reached.
+                let existsAtCap = try await first.execute(
+                    requestCommand(),
+                    on: fixture.stream("three"),
+                    at: fixture.now
+                )
+                #expect(existsAtCap.rejection == .activityExists)
+                let over = try await first.execute(requestCommand(), on: fixture.stream("four"), at: fixture.now)
+                #expect(over.rejection == .targetMaximumExceeded(limit: 3, count: 3))
+
+                // Each refusal recorded once.
+                let recorded = try await first.rejections(of: fixture.app, limit: 10)
+                #expect(
+                    recorded.map(\.code).sorted() == ["activity_exists", "activity_exists", "target_maximum_exceeded"]
+                )
+                #expect(try await first.openCounts(of: fixture.app).app == 3)
             }
         }
     }

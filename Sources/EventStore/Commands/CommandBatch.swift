@@ -26,8 +26,8 @@ enum BatchAnswer {
 }
 
 /// One batch of commands, at most one per activity, run on one connection:
-/// 1. one statement loads what they all need, but for commands on activities this process
-///    knows (`KnownActivities`): a batch of those only skips it;
+/// 1. one statement loads what they all need, but for commands this process can decide on what
+///    it knows of their activities and apps (`KnownActivities`): a batch of those skips it;
 /// 2. `decide` runs for each, in arrival order, in memory;
 /// 3. one statement records the rejections and appends the events of all (one transaction);
 /// then each command has its answer. A refusal of one command (a cap, a version conflict)
@@ -67,7 +67,9 @@ enum CommandBatch {
         _ known: KnownActivities,
         _ connection: Connection
     ) throws -> [BatchAnswer] {
-        let knowns = zip(batch, known.known(batch.map(\.stream))).map { pending, known in
+        let knowns = zip(batch, known.known(batch.map(\.stream), opening: batch.map(\.command.isRequest))).map {
+            pending,
+            known in
             pending.mayBeDecidedOnWhatIsKnown ? known : nil
         }
         var loaded = knowns.map { $0.map(CommandQueries.Loaded.init) }
@@ -126,6 +128,12 @@ enum CommandBatch {
                     answers[index] = .accepted(append.stored, append.stored(from: first, recordedAt: recordedAt))
                 case .failure(let refusal):
                     refusedStreams.append(pending.stream)
+                    // Decided on what is known, which was behind (an opening's activity exists, or
+                    // a cap is reached): decided again on a load, which answers as it would alone.
+                    guard knowns[index] == nil else {
+                        answers[index] = .decideAgain
+                        continue
+                    }
                     switch try pending.outcome(
                         of: refusal,
                         expectedVersion: append.expectedVersion,
@@ -147,8 +155,7 @@ enum CommandBatch {
     }
 
     /// Remembers what the batch loaded and then wrote (it committed): the activities as they are
-    /// now, and the rules of the apps loaded for commands that open nothing (a request's load
-    /// counts open activities too).
+    /// now, and the rules of the apps loaded.
     private static func remember(
         _ batch: [PendingCommand],
         loaded: [(index: Int, row: CommandQueries.Loaded)],
@@ -156,7 +163,7 @@ enum CommandBatch {
         _ known: KnownActivities
     ) {
         var rules: [AppID: KnownActivities.Rules] = [:]
-        for (index, row) in loaded where !batch[index].command.isRequest {
+        for (index, row) in loaded {
             if let context = row.context, let version = row.rulesVersion {
                 rules[batch[index].stream.app] = KnownActivities.Rules(context: context, version: version)
             }
@@ -257,13 +264,14 @@ extension CommandQueries.Loaded {
 }
 
 extension PendingCommand {
-    /// Whether the command may be decided on what is known of its activity: not an opening (it
-    /// counts open activities, which are never known), without an idempotency key (its record
-    /// must be looked up), and not decided before (a command decided again is decided on a
-    /// fresh load). One that expects another version than the known one is answered so only
-    /// after a load, as every decision on what is known that does not append.
+    /// Whether the command may be decided on what is known of its activity and app: not a remote
+    /// start (it counts the device's earlier ones, which are never known), without an
+    /// idempotency key (its record must be looked up), and not decided before (a command decided
+    /// again is decided on a fresh load). An opening is decided with no open activities counted:
+    /// its append decides the caps. One that expects another version than the known one is
+    /// answered so only after a load, as every decision on what is known that does not append.
     var mayBeDecidedOnWhatIsKnown: Bool {
-        decided == 0 && !command.isRequest && idempotency == nil
+        decided == 0 && !command.isRemoteStart && idempotency == nil
     }
 
     var loadKey: CommandQueries.LoadKey {
@@ -361,6 +369,10 @@ extension Command {
         if case .request = self { true } else { false }
     }
 
+    var isRemoteStart: Bool {
+        if case .request(let request) = self { request.remoteStart != nil } else { false }
+    }
+
     /// The device a request names.
     var requestedDeviceID: DeviceID? {
         if case .request(let request) = self { request.deviceID } else { nil }
@@ -374,9 +386,7 @@ private struct DeviceKey: Hashable {
 
     /// The device of a remote start; `nil` for any other command.
     init?(_ pending: PendingCommand) {
-        guard case .request(let request) = pending.command, request.remoteStart != nil,
-            let device = request.deviceID
-        else { return nil }
+        guard pending.command.isRemoteStart, let device = pending.command.requestedDeviceID else { return nil }
         self.app = pending.stream.app
         self.device = device
     }

@@ -4,26 +4,39 @@ import Synchronization
 /// What this process's writers know without loading it: each activity as the last batch that
 /// loaded or wrote it left it, and each app's rules as last loaded, with the version of the app's
 /// row they were read from. A batch decides a command on what is known, and skips the load, when
-/// both its activity and its app's rules are known.
+/// its app's rules are known and, but for an opening, its activity.
 ///
 /// Nothing known is ever ahead of the database (it is remembered once its batch committed), but
 /// it may be behind: another process, or the deadline worker, may have appended since, or an
 /// admin changed the rules. So only an append is made on what is known, and it is guarded:
-/// it expects the known version, which an append by anyone else since makes it refuse, and its
-/// statement checks that the rules' versions did not change (`liveline_rules_unchanged`). A
-/// command that would not append (a no-op, a rejection) is decided again on a fresh load, and
-/// so is one whose append was refused.
+/// it expects the known version (an opening: that the activity does not exist), which an append
+/// by anyone else since makes it refuse, and its statement checks that the rules' versions did
+/// not change (`liveline_rules_unchanged`). An opening's caps are only ever decided by its
+/// append, which counts under lock. A command that would not append (a no-op, a rejection) is
+/// decided again on a fresh load, and so is one whose append was refused.
 final class KnownActivities: Sendable {
-    /// The rules commands of an app are decided under: the context a load gives a command that
-    /// opens nothing, and the version (`xmin`) of the app's row it was read from.
+    /// The rules commands of an app are decided under, and the version (`xmin`) of the app's row
+    /// they were read from.
     struct Rules {
+        /// A loaded context without what is not a rule: no open counts (an opening decided on
+        /// known rules leaves its caps to the append) and no remote starts (a remote start is
+        /// always loaded).
         let context: DecisionContext
         let version: Int64
+
+        init(context: DecisionContext, version: Int64) {
+            var context = context
+            context.open = OpenCounts(app: 0, global: 0, device: 0)
+            context.remoteStarts = []
+            self.context = context
+            self.version = version
+        }
     }
 
     /// What a command can be decided on without a load.
     struct Known {
-        let activity: StoredActivity
+        /// `nil` for an opening of an activity this process does not know.
+        let activity: StoredActivity?
         let rules: Rules
     }
 
@@ -46,12 +59,14 @@ final class KnownActivities: Sendable {
         self.state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
     }
 
-    /// What is known of each activity and its app; `nil` where either is not.
-    func known(_ streams: [StreamID]) -> [Known?] {
+    /// What is known of each activity and its app; `nil` where the app's rules are not known,
+    /// or the activity is not and the command on it does not open it (`opening`).
+    func known(_ streams: [StreamID], opening: [Bool]) -> [Known?] {
         state.withLock { state in
-            streams.map { stream in
-                guard let activity = state.activities[stream], let rules = state.rules[stream.app] else { return nil }
-                return Known(activity: activity, rules: rules)
+            zip(streams, opening).map { stream, opening in
+                guard let rules = state.rules[stream.app] else { return nil }
+                let activity = state.activities[stream]
+                return activity != nil || opening ? Known(activity: activity, rules: rules) : nil
             }
         }
     }
