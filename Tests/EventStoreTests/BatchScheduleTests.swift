@@ -10,9 +10,8 @@ struct BatchScheduleTests {
     struct Item: Batchable, Equatable, CustomStringConvertible {
         let number: Int
         let activity: Int
-        var makesBatchLong = true
         var batchKeys: [Int] { [activity] }
-        var description: String { "\(number)@\(activity)\(makesBatchLong ? "" : "s")" }
+        var description: String { "\(number)@\(activity)" }
     }
 
     @Test("a command into an idle queue starts a writer at once and is its whole batch")
@@ -45,42 +44,36 @@ struct BatchScheduleTests {
 
     @Test("a batch holds one command per activity; the next waits for the batch holding it, then goes")
     func oneCommandPerActivity() {
-        var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 8)
+        var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 2)
         let a1 = Item(number: 1, activity: 1)
         let a2 = Item(number: 2, activity: 1)
-        let b = Item(number: 3, activity: 2)
+        let (b, c) = (Item(number: 3, activity: 2), Item(number: 4, activity: 3))
         _ = schedule.enqueue(a1)
         let first = schedule.next(after: [], retrying: [])
-        // a2's activity is held: no writer starts for it; b's is free: one does, and skips a2.
-        let startedForA2 = schedule.enqueue(a2)
-        let startedForB = schedule.enqueue(b)
+        // Three queued are more than a batch takes: a second writer starts, and skips a2, whose
+        // activity the first writer holds.
+        let started = [a2, b, c].map { schedule.enqueue($0) }
         let second = schedule.next(after: [], retrying: [])
-        let secondWriterAfterB = schedule.next(after: [b], retrying: [])
         let firstWriterAfterA1 = schedule.next(after: [a1], retrying: [])
-        #expect(first == [a1] && !startedForA2 && startedForB && second == [b])
-        #expect(secondWriterAfterB == nil && firstWriterAfterA1 == [a2])
+        let secondWriterAfterBC = schedule.next(after: [b, c], retrying: [])
+        #expect(first == [a1] && started == [false, false, true] && second == [b, c])
+        #expect(firstWriterAfterA1 == [a2] && secondWriterAfterBC == nil)
     }
 
     @Test(
-        "commands that make short batches, arriving while a writer is busy, wait for its next batch; another writer starts for one that makes a long batch, or when more queue than a batch takes"
+        "commands arriving while a writer is busy wait for its next batch; another writer starts only when more queue than a batch takes"
     )
-    func anotherWriterForLongBatchesOrAFullQueue() {
+    func anotherWriterForAFullQueue() {
         var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 3)
-        let first = Item(number: 0, activity: 0, makesBatchLong: false)
+        let first = Item(number: 0, activity: 0)
         _ = schedule.enqueue(first)
         _ = schedule.next(after: [], retrying: [])
-        let short = (1...3).map { Item(number: $0, activity: $0, makesBatchLong: false) }
-        let startedForShort = short.map { schedule.enqueue($0) }
+        let waiting = (1...3).map { Item(number: $0, activity: $0) }
+        let startedForWaiting = waiting.map { schedule.enqueue($0) }
         // A fourth queued command is more than one batch takes.
-        let startedForTheFourth = schedule.enqueue(Item(number: 4, activity: 4, makesBatchLong: false))
+        let startedForTheFourth = schedule.enqueue(Item(number: 4, activity: 4))
         let batch = schedule.next(after: [], retrying: [])
-        #expect(startedForShort == [false, false, false] && startedForTheFourth && batch == short)
-
-        var other = BatchSchedule<Item>(writers: 2, batchLimit: 3)
-        _ = other.enqueue(first)
-        _ = other.next(after: [], retrying: [])
-        let startedForLong = other.enqueue(Item(number: 1, activity: 1))
-        #expect(startedForLong)
+        #expect(startedForWaiting == [false, false, false] && startedForTheFourth && batch == waiting)
     }
 
     @Test("a command decided again goes ahead of everything queued")
@@ -97,8 +90,7 @@ struct BatchScheduleTests {
 
     // MARK: Properties
 
-    /// 0–5: a command on activity `activity` arrives (0–2: one that makes its batch long);
-    /// 6–8: writer `writer` finishes its batch (one in three of its commands decided again);
+    /// 0–5: a command on activity `activity` arrives; 6–8: writer `writer` finishes its batch (one in three of its commands decided again);
     /// 9: writer `writer`'s batch fails.
     struct Step: Sendable, CustomStringConvertible {
         let kind: Int
@@ -126,7 +118,7 @@ struct BatchScheduleTests {
             for step in steps {
                 switch step.kind {
                 case 0...5:
-                    let item = Item(number: arrived.count, activity: step.activity, makesBatchLong: step.kind <= 2)
+                    let item = Item(number: arrived.count, activity: step.activity)
                     arrived.append(item)
                     if schedule.enqueue(item) { start() }
                 default:
@@ -153,10 +145,10 @@ struct BatchScheduleTests {
                 #expect(Set(running.map(\.activity)).count == running.count, "an activity in two batches")
                 let (writers, limit) = (schedule.running, schedule.writers)
                 #expect(writers == batches.count && writers <= limit)
-                // A free command waits only for a busy writer's next batch, when it makes a short
-                // batch.
+                // A free command waits only for a busy writer's next batch, when that batch can
+                // take everything queued.
                 let free = schedule.queued.filter { item in !running.contains { $0.activity == item.activity } }
-                let waitsForABusyWriter = writers > 0 && free.allSatisfy { !$0.makesBatchLong }
+                let waitsForABusyWriter = writers > 0 && schedule.queued.count <= schedule.batchLimit
                 #expect(
                     free.isEmpty || writers == limit || waitsForABusyWriter,
                     "a free command with no writer: \(free)"

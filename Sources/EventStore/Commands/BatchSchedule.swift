@@ -3,19 +3,15 @@
 protocol Batchable {
     associatedtype Key: Hashable
     var batchKeys: [Key] { get }
-    /// Whether the item makes its batch long for the database (an opening: cap stripes, devices,
-    /// a new row in every index), so that it is worth a writer of its own beside a busy one.
-    var makesBatchLong: Bool { get }
 }
 
 /// Who runs what on the write path: the items queued, how many writers run, and the keys their
 /// batches hold. A pure policy; `CommandQueue` keeps it under a lock.
 ///
 /// - An item queued while no writer runs starts one at once: nothing waits for company.
-/// - While one runs, another starts (up to `writers`) for an item that makes its batch long, or
-///   when more items queue than one batch takes; other items wait for the busy writer's next
-///   batch, which is larger and so cheaper per item than two small ones side by side.
-/// - An item whose keys a batch holds starts no writer.
+/// - While one runs, items wait for its next batch, which is larger and so cheaper per item
+///   than two small ones side by side; another writer starts (up to `writers`) only when more
+///   items queue than one batch takes.
 /// - A writer takes up to `batchLimit` items, in arrival order, skipping any whose keys a batch
 ///   holds (its own included): items with a key in common run one after another, in order.
 /// - A writer that finds nothing to take stops; the writer holding a skipped item's keys takes
@@ -36,9 +32,9 @@ struct BatchSchedule<Item: Batchable> {
     /// Queues `item`; returns whether a writer must start for it.
     mutating func enqueue(_ item: Item) -> Bool {
         queued.append(item)
-        guard running < writers, item.batchKeys.allSatisfy({ !held.contains($0) }),
-            running == 0 || item.makesBatchLong || queued.count > batchLimit
-        else { return false }
+        // With no writer running, no batch holds a key; a writer started for a full queue takes
+        // whatever may go, and stops at once if nothing may.
+        guard running < writers, running == 0 || queued.count > batchLimit else { return false }
         running += 1
         return true
     }

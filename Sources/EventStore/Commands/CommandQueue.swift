@@ -9,8 +9,8 @@ import Synchronization
 ///
 /// - A command that finds no writer running starts one at once: a batch never waits for
 ///   company. Commands that arrive while a writer is busy queue, and go together in its next
-///   batch; another writer starts beside it for an opening, or when more queue than a batch
-///   takes (`BatchSchedule`).
+///   batch; another writer starts beside it only when more queue than a batch takes
+///   (`BatchSchedule`).
 /// - A batch holds one command per activity (and per idempotency key): commands on one activity
 ///   run one after another, each on the state the previous one left, and two batches never wait
 ///   for each other's locks on one activity.
@@ -150,6 +150,4 @@ extension PendingCommand: Batchable {
     var batchKeys: [CommandKey] {
         [.stream(stream)] + (idempotency.map { [.idempotencyKey(stream.app, $0.key)] } ?? [])
     }
-
-    var makesBatchLong: Bool { command.isRequest }
 }
