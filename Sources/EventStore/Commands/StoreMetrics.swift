@@ -10,7 +10,7 @@ enum StoreMetrics {
         Counter(label: "liveline_batched_commands_total").increment(by: commands)
     }
 
-    /// A batch whose commands were all decided on known activities, without a load.
+    /// A batch whose commands were all decided on what the writers knew, without a load.
     static func recordBatchWithoutLoad() {
         Counter(label: "liveline_command_batches_without_load_total").increment()
     }
