@@ -42,6 +42,34 @@ struct CommandPathTests {
         }
     }
 
+    @Test(
+        "on a new database, a generic plan looks an activity up by its primary key, not by an index of the app's activities",
+        arguments: [
+            // As the write path's statements look activities up, one per element of an array.
+            """
+            SELECT l.version FROM unnest($1::text[], $2::text[]) AS c(app_id, activity_id)
+            LEFT JOIN LATERAL (SELECT a.version FROM activities a
+                WHERE a.app_id = c.app_id AND a.activity_id = c.activity_id OFFSET 0) AS l ON true
+            """,
+            // As the readers do.
+            "SELECT * FROM liveline_activity_rows r WHERE r.app_id = $1::text AND r.activity_id = $2::text",
+        ]
+    )
+    func lookupsUseThePrimaryKey(statement: String) async throws {
+        let database = try await TestDatabase.makeMigrated()
+        let plan = try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            try await pool.withConnection { connection in
+                try connection.executeScript("SET plan_cache_mode = force_generic_plan; PREPARE lookup AS \(statement)")
+                let rows =
+                    statement.contains("text[]")
+                    ? try connection.query("EXPLAIN EXECUTE lookup('{a}', '{b}')")
+                    : try connection.query("EXPLAIN EXECUTE lookup('a', 'b')")
+                return try rows.map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+            }
+        }
+        #expect(plan.contains("Index Scan using activities_pkey on activities"), "\(plan)")
+    }
+
     @Test("a request, updates and an end are appended with their projection, which equals the fold of the stream")
     func lifecycle() async throws {
         let fixture = try await StoreFixture.make()
