@@ -14,6 +14,15 @@ struct BatchScheduleTests {
         var description: String { "\(number)@\(activity)" }
     }
 
+    /// A schedule whose one running writer has taken its first command, item 0.
+    static func busy(writers: Int, batchLimit: Int) -> (BatchSchedule<Item>, Item) {
+        var schedule = BatchSchedule<Item>(writers: writers, batchLimit: batchLimit)
+        let first = Item(number: 0, activity: 0)
+        _ = schedule.enqueue(first)
+        _ = schedule.next(after: [], retrying: [])
+        return (schedule, first)
+    }
+
     @Test("a command into an idle queue starts a writer at once and is its whole batch")
     func idleQueueStartsAWriterAtOnce() {
         var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 8)
@@ -30,10 +39,7 @@ struct BatchScheduleTests {
 
     @Test("commands that arrive while every writer is busy go together in the next batch, in arrival order")
     func busyWritersBatch() {
-        var schedule = BatchSchedule<Item>(writers: 1, batchLimit: 3)
-        let first = Item(number: 0, activity: 0)
-        _ = schedule.enqueue(first)
-        _ = schedule.next(after: [], retrying: [])
+        var (schedule, first) = Self.busy(writers: 1, batchLimit: 3)
         let waiting = (1...4).map { Item(number: $0, activity: $0) }
         let started = waiting.map { schedule.enqueue($0) }
         #expect(started == [false, false, false, false])
@@ -64,10 +70,7 @@ struct BatchScheduleTests {
         "commands arriving while a writer is busy wait for its next batch; another writer starts only when more queue than a batch takes"
     )
     func anotherWriterForAFullQueue() {
-        var schedule = BatchSchedule<Item>(writers: 2, batchLimit: 3)
-        let first = Item(number: 0, activity: 0)
-        _ = schedule.enqueue(first)
-        _ = schedule.next(after: [], retrying: [])
+        var (schedule, _) = Self.busy(writers: 2, batchLimit: 3)
         let waiting = (1...3).map { Item(number: $0, activity: $0) }
         let startedForWaiting = waiting.map { schedule.enqueue($0) }
         // A fourth queued command is more than one batch takes.
