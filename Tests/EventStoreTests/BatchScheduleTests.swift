@@ -79,6 +79,34 @@ struct BatchScheduleTests {
         #expect(startedForWaiting == [false, false, false] && startedForTheFourth && batch == waiting)
     }
 
+    @Test(
+        "a writer that finds nothing stays ready if it may: what comes then starts no other writer and is its next batch"
+    )
+    func readyWriter() {
+        var (schedule, first) = Self.busy(writers: 2, batchLimit: 4)
+        let ready = schedule.next(after: [first], retrying: [], mayStop: false)
+        let command = Item(number: 1, activity: 1)
+        let started = schedule.enqueue(command)
+        let batch = schedule.next(after: [], retrying: [], mayStop: false)
+        #expect(ready == [] && schedule.running == 1 && !started && batch == [command])
+        // Ready no longer, with nothing to take: it stops.
+        let stopped = schedule.next(after: [command], retrying: [])
+        #expect(stopped == nil && schedule.running == 0)
+    }
+
+    @Test("commands that queue while a writer decides its batch join it, up to the batch's limit, one per activity")
+    func joiningABatch() {
+        var (schedule, first) = Self.busy(writers: 1, batchLimit: 3)
+        let sameActivity = Item(number: 1, activity: first.activity)
+        let others = (2...4).map { Item(number: $0, activity: $0) }
+        for item in [sameActivity] + others { _ = schedule.enqueue(item) }
+        let joined = schedule.joining(batchOf: 1)
+        let joinedAgain = schedule.joining(batchOf: 3)
+        #expect(joined == Array(others.prefix(2)) && joinedAgain == [] && schedule.running == 1)
+        let next = schedule.next(after: [first] + joined, retrying: [])
+        #expect(next == [sameActivity, others[2]])
+    }
+
     @Test("a command decided again goes ahead of everything queued")
     func retriesGoFirst() {
         var schedule = BatchSchedule<Item>(writers: 1, batchLimit: 2)
@@ -93,8 +121,9 @@ struct BatchScheduleTests {
 
     // MARK: Properties
 
-    /// 0–5: a command on activity `activity` arrives; 6–8: writer `writer` finishes its batch (one in three of its commands decided again);
-    /// 9: writer `writer`'s batch fails.
+    /// 0–5: a command on activity `activity` arrives; 6–8: writer `writer` finishes its batch (one in three of its commands decided again),
+    /// and stays ready if it finds nothing and `activity` is even; 9: writer `writer`'s batch fails; 10: what queued joins writer
+    /// `writer`'s batch.
     struct Step: Sendable, CustomStringConvertible {
         let kind: Int
         let activity: Int
@@ -102,7 +131,7 @@ struct BatchScheduleTests {
         var description: String { "(\(kind) #\(activity) w\(writer))" }
     }
 
-    static let steps = zip(Gen.int(in: 0...9), Gen.int(in: 0...4), Gen.int(in: 0...2))
+    static let steps = zip(Gen.int(in: 0...10), Gen.int(in: 0...4), Gen.int(in: 0...2))
         .map { Step(kind: $0, activity: $1, writer: $2) }
         .array(of: 1...80)
 
@@ -129,13 +158,16 @@ struct BatchScheduleTests {
                     let index = step.writer % batches.count
                     let batch = batches[index]
                     let next: [Item]?
-                    if step.kind == 9 {
+                    if step.kind == 10 {
+                        batches[index] += schedule.joining(batchOf: batch.count)
+                        next = batches[index]
+                    } else if step.kind == 9 {
                         // Its commands are answered with the failure; the writer goes on.
                         schedule.release(batch)
                         next = schedule.next(after: [], retrying: [])
                     } else {
                         let retrying = batch.enumerated().filter { $0.offset % 3 == 2 }.map(\.element)
-                        next = schedule.next(after: batch, retrying: retrying)
+                        next = schedule.next(after: batch, retrying: retrying, mayStop: step.activity % 2 == 1)
                     }
                     if let next {
                         batches[index] = next
@@ -146,6 +178,7 @@ struct BatchScheduleTests {
                 taken += batches.flatMap { $0 }.filter { item in !taken.contains(item) }
                 let running = batches.flatMap { $0 }
                 #expect(Set(running.map(\.activity)).count == running.count, "an activity in two batches")
+                #expect(batches.allSatisfy { $0.count <= schedule.batchLimit }, "a batch over the limit")
                 let (writers, limit) = (schedule.running, schedule.writers)
                 #expect(writers == batches.count && writers <= limit)
                 // A free command waits only for a busy writer's next batch, when that batch can

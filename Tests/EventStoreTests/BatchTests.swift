@@ -125,6 +125,52 @@ struct BatchTests {
         #expect(widest > 1)
     }
 
+    @Test("commands that queue while a batch is decided join it: they commit with it, in one transaction")
+    func joiningABatchBeingDecided() async throws {
+        let fixture = try await StoreFixture.make()
+        let keyed = fixture.stream("keyed")
+        let joining = ["joining-1", "joining-2"].map(fixture.stream)
+        try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { admin in
+            try await fixture.withStore(writers: 1) { store in
+                for stream in [keyed] + joining {
+                    try await store.execute(requestCommand(), on: stream, at: fixture.now)
+                }
+                // The keyed update's load waits for a table it reads; the two updates queued
+                // meanwhile are decided on what the store knows, and join its batch.
+                let (pids, held) = await DatabaseWaits.hold(
+                    [("limits", { try $0.execute("LOCK TABLE service_limits IN ACCESS EXCLUSIVE MODE") })],
+                    on: admin
+                )
+                let first = Task {
+                    try await store.execute(
+                        updateCommand(2),
+                        on: keyed,
+                        at: fixture.now,
+                        idempotency: IdempotencyKey(key: "k", requestDigest: [1])
+                    )
+                }
+                try await DatabaseWaits.waitUntil("the keyed update's load waits") {
+                    try await DatabaseWaits.lockWaiters(admin) == 1
+                }
+                let updates = joining.map { stream in
+                    Task { try await store.execute(updateCommand(2), on: stream, at: fixture.now) }
+                }
+                try await DatabaseWaits.waitUntil("the updates queue") { store.commands.queuedCount == 2 }
+                try await DatabaseWaits.terminate(pids["limits"]!, admin)
+                await held.value
+                #expect(try await first.value.accepted?.activity.version == 2)
+                for update in updates {
+                    #expect(try await update.value.accepted?.activity.version == 2)
+                }
+            }
+            let transactions: Int = try await admin.withConnection { connection in
+                try connection.query("SELECT count(DISTINCT transaction_id)::integer FROM events WHERE version = 2")
+                    .single!.decode(0)
+            }
+            #expect(transactions == 1)
+        }
+    }
+
     @Test("a cap race through batches admits exactly the cap and records each refusal once, retries replayed")
     func capRaceThroughBatches() async throws {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 10))

@@ -14,8 +14,10 @@ protocol Batchable {
 ///   items queue than one batch takes.
 /// - A writer takes up to `batchLimit` items, in arrival order, skipping any whose keys a batch
 ///   holds (its own included): items with a key in common run one after another, in order.
-/// - A writer that finds nothing to take stops; the writer holding a skipped item's keys takes
-///   it when it finishes, so nothing queued is ever left without a writer.
+///   While it makes its batch (before sending it), items that queued meanwhile join it.
+/// - A writer that finds nothing to take stops, or stays ready a while (it still counts as
+///   running, and takes what comes); the writer holding a skipped item's keys takes it when it
+///   finishes, so nothing queued is ever left without a writer.
 struct BatchSchedule<Item: Batchable> {
     let writers: Int
     let batchLimit: Int
@@ -40,15 +42,33 @@ struct BatchSchedule<Item: Batchable> {
     }
 
     /// A writer's next batch: frees the keys of the batch it `finished`, queues `retrying` ahead
-    /// of everything, and takes what may go. Returns `nil` — and counts the writer out — when
-    /// nothing may.
-    mutating func next(after finished: [Item], retrying: [Item]) -> [Item]? {
+    /// of everything, and takes what may go. When nothing may, returns `nil` and counts the
+    /// writer out, or, unless it `mayStop`, returns no item and keeps it running (it stays
+    /// ready, and commands that queue meanwhile start no other writer).
+    mutating func next(after finished: [Item], retrying: [Item], mayStop: Bool = true) -> [Item]? {
         release(finished)
         queued.insert(contentsOf: retrying, at: 0)
+        let batch = take(upTo: batchLimit)
+        guard !batch.isEmpty else {
+            guard mayStop else { return [] }
+            running -= 1
+            return nil
+        }
+        return batch
+    }
+
+    /// What joins a batch of `count` items that a writer is still making (it has not sent it):
+    /// whatever queued since and may go, up to the batch's limit; nothing waits for it.
+    mutating func joining(batchOf count: Int) -> [Item] {
+        take(upTo: batchLimit - count)
+    }
+
+    /// Takes up to `limit` queued items, in arrival order, skipping any whose keys a batch holds.
+    private mutating func take(upTo limit: Int) -> [Item] {
         var batch: [Item] = []
         var left: [Item] = []
         for (index, item) in queued.enumerated() {
-            guard batch.count < batchLimit else {
+            guard batch.count < limit else {
                 left += queued[index...]
                 break
             }
@@ -61,10 +81,6 @@ struct BatchSchedule<Item: Batchable> {
             }
         }
         queued = left
-        guard !batch.isEmpty else {
-            running -= 1
-            return nil
-        }
         return batch
     }
 

@@ -15,7 +15,8 @@ enum BatchAnswer {
 /// One batch of commands, at most one per activity, run on one connection:
 /// 1. one statement loads what they all need, but for commands this process can decide on what
 ///    it knows of their activities and apps (`KnownActivities`): a batch of those skips it;
-/// 2. `decide` runs for each, in arrival order, in memory;
+/// 2. `decide` runs for each, in arrival order, in memory; commands that queued meanwhile join
+///    the batch, and are loaded (if they must be) and decided in turn, until none came;
 /// 3. one statement records the rejections and appends the events of all (one transaction);
 /// then each command has its answer. A refusal of one command (a cap, a version conflict)
 /// never fails the others. Only a cap reached at the append costs a third statement, to
@@ -25,10 +26,15 @@ enum CommandBatch {
     /// committing first.
     static let attempts = 10
 
+    /// - Parameters:
+    ///   - batch: the commands taken; those that `joining` gives while the batch is decided join
+    ///     it (it is what was run when this returns or throws).
+    ///   - joining: what queued meanwhile and may join a batch of so many commands.
     /// - Throws: a database failure that left nothing of the batch written (nothing of it is
     ///   acknowledged); deadlocks and serialization failures were already retried.
     static func run(
-        _ batch: [PendingCommand],
+        _ batch: inout [PendingCommand],
+        joining: (Int) -> [PendingCommand],
         _ lifecycle: Lifecycle,
         _ known: KnownActivities,
         _ connection: Connection
@@ -40,7 +46,7 @@ enum CommandBatch {
         // admin changed since they were read fail it too; it is then decided on fresh loads.
         try EventStore.retryingDeadlocks(alsoRetrying: \.isStaleDecision) {
             do {
-                return try decideAndAppend(batch, lifecycle, known, connection)
+                return try decideAndAppend(&batch, joining: joining, lifecycle, known, connection)
             } catch let error as PostgresError where error.isRulesChanged {
                 known.forgetRules(of: Set(batch.map(\.stream.app)))
                 throw error
@@ -48,62 +54,47 @@ enum CommandBatch {
         }
     }
 
+    /// What a batch decided, command by command in its order.
+    private struct Decided {
+        var knowns: [KnownActivities.Known?] = []
+        var answers: [BatchAnswer?] = []
+        var appends: [(index: Int, append: ActivityAppend)] = []
+        var rejections: [CommandQueries.BatchRejection] = []
+        var rules = CommandQueries.RulesCheck()
+        /// What was loaded, to be remembered once the batch has committed.
+        var loaded: [(index: Int, row: CommandQueries.Loaded)] = []
+        /// The remote starts decided so far count against the same device's later ones (the
+        /// load saw none of them).
+        var remoteStarts: [DeviceKey: [Timestamp]] = [:]
+    }
+
+    /// Decides the batch's commands, and those that join it while it does: each round decides
+    /// what queued during the one before (none waits for the next), so that a batch taken
+    /// while its callers were still coming back leaves with them.
     private static func decideAndAppend(
-        _ batch: [PendingCommand],
+        _ batch: inout [PendingCommand],
+        joining: (Int) -> [PendingCommand],
         _ lifecycle: Lifecycle,
         _ known: KnownActivities,
         _ connection: Connection
     ) throws -> [BatchAnswer] {
-        let knowns = zip(batch, known.known(batch.map(\.stream), opening: batch.map(\.command.isRequest))).map {
-            pending,
-            known in
-            pending.mayBeDecidedOnWhatIsKnown ? known : nil
+        var decided = Decided()
+        var first = 0
+        while first < batch.count {
+            try decide(batch[first...], into: &decided, lifecycle, known, connection)
+            first = batch.count
+            batch += joining(batch.count)
         }
-        var loaded = knowns.map { $0.map(CommandQueries.Loaded.init) }
-        let missing = batch.indices.filter { knowns[$0] == nil }
-        if !missing.isEmpty {
-            let rows = try CommandQueries.load(missing.map { batch[$0].loadKey }, connection)
-            for (index, row) in zip(missing, rows) { loaded[index] = row }
-        } else {
-            StoreMetrics.recordBatchWithoutLoad()
-        }
-        var answers: [BatchAnswer?] = Array(repeating: nil, count: batch.count)
-        var appends: [(index: Int, append: ActivityAppend)] = []
-        var rejections: [CommandQueries.BatchRejection] = []
-        var rules = CommandQueries.RulesCheck()
-        // The remote starts decided so far count against the same device's later ones (the load
-        // saw none of them).
-        var remoteStarts: [DeviceKey: [Timestamp]] = [:]
-        for (index, pending) in batch.enumerated() {
-            let device = DeviceKey(pending)
-            let earlier = device.flatMap { remoteStarts[$0] } ?? []
-            let decision = try decide(pending, loaded[index]!, startedInBatch: earlier, lifecycle, connection)
-            if knowns[index] != nil {
-                // Only an append is guarded against what is known being behind.
-                guard case .append = decision else {
-                    answers[index] = .decideAgain
-                    continue
-                }
-                rules.add(pending.stream.app, version: knowns[index]!.rules.version)
-            }
-            switch decision {
-            case .answered(let answer):
-                answers[index] = answer
-            case .rejected(let rejection):
-                rejections.append(pending.record(rejection))
-                answers[index] = .rejected(rejection)
-            case .append(let append):
-                appends.append((index, append))
-                if let device { remoteStarts[device, default: []].append(pending.now) }
-            }
-        }
+        if decided.loaded.isEmpty { StoreMetrics.recordBatchWithoutLoad() }
+        let (appends, knowns) = (decided.appends, decided.knowns)
+        var answers = decided.answers
         var written: [StoredActivity] = []
         var refusedStreams: [StreamID] = []
-        if !appends.isEmpty || !rejections.isEmpty {
+        if !appends.isEmpty || !decided.rejections.isEmpty {
             let results = try CommandQueries.append(
                 appends.map(\.append),
-                recording: rejections,
-                checking: rules,
+                recording: decided.rejections,
+                checking: decided.rules,
                 connection
             )
             var refused: [(index: Int, rejection: Rejection)] = []
@@ -136,9 +127,59 @@ enum CommandBatch {
             }
             for (index, answer) in record(refused, of: batch, connection) { answers[index] = answer }
         }
-        remember(batch, loaded: missing.map { ($0, loaded[$0]!) }, written: written, known)
+        remember(batch, loaded: decided.loaded, written: written, known)
         known.forget(refusedStreams)
         return answers.map { $0! }
+    }
+
+    /// Decides one round of commands (`commands`, at their indices in the batch): those that may
+    /// be decided on what is known, the others on one load.
+    private static func decide(
+        _ commands: ArraySlice<PendingCommand>,
+        into decided: inout Decided,
+        _ lifecycle: Lifecycle,
+        _ known: KnownActivities,
+        _ connection: Connection
+    ) throws {
+        let knownNow = known.known(commands.map(\.stream), opening: commands.map(\.command.isRequest))
+        let knowns = zip(commands, knownNow).map { pending, known in
+            pending.mayBeDecidedOnWhatIsKnown ? known : nil
+        }
+        var loaded = knowns.map { $0.map(CommandQueries.Loaded.init) }
+        let missing = knowns.indices.filter { knowns[$0] == nil }
+        if !missing.isEmpty {
+            let rows = try CommandQueries.load(missing.map { commands[commands.startIndex + $0].loadKey }, connection)
+            for (offset, row) in zip(missing, rows) {
+                loaded[offset] = row
+                decided.loaded.append((commands.startIndex + offset, row))
+            }
+        }
+        decided.knowns += knowns
+        decided.answers += Array(repeating: nil, count: commands.count)
+        for (offset, pending) in commands.enumerated() {
+            let index = commands.startIndex + offset
+            let device = DeviceKey(pending)
+            let earlier = device.flatMap { decided.remoteStarts[$0] } ?? []
+            let decision = try decide(pending, loaded[offset]!, startedInBatch: earlier, lifecycle, connection)
+            if let known = knowns[offset] {
+                // Only an append is guarded against what is known being behind.
+                guard case .append = decision else {
+                    decided.answers[index] = .decideAgain
+                    continue
+                }
+                decided.rules.add(pending.stream.app, version: known.rules.version)
+            }
+            switch decision {
+            case .answered(let answer):
+                decided.answers[index] = answer
+            case .rejected(let rejection):
+                decided.rejections.append(pending.record(rejection))
+                decided.answers[index] = .rejected(rejection)
+            case .append(let append):
+                decided.appends.append((index, append))
+                if let device { decided.remoteStarts[device, default: []].append(pending.now) }
+            }
+        }
     }
 
     /// Remembers what the batch loaded and then wrote (it committed): the activities as they are

@@ -3,14 +3,20 @@ import CanonicalJSON
 import Postgres
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The store's write path: commands queue here, and writers — each on a pooled connection, on
 /// the pool's threads — take what is queued and run it as one `CommandBatch`, as a
 /// `BatchSchedule` says.
 ///
 /// - A command that finds no writer running starts one at once: a batch never waits for
 ///   company. Commands that arrive while a writer is busy queue, and go together in its next
-///   batch; another writer starts beside it only when more queue than a batch takes
-///   (`BatchSchedule`).
+///   batch — or in the one it is still deciding, which they join; another writer starts beside
+///   it only when more queue than a batch takes (`BatchSchedule`).
+/// - A writer that finds nothing to take stays ready for `readiness` before it stops, so that
+///   callers it answered who come straight back find it there.
 /// - A batch holds one command per activity (and per idempotency key): commands on one activity
 ///   run one after another, each on the state the previous one left, and two batches never wait
 ///   for each other's locks on one activity.
@@ -21,6 +27,10 @@ final class CommandQueue: Sendable {
     /// subtransaction of its own, and PostgreSQL keeps up to 64 of those per transaction in
     /// shared memory.
     static let batchLimit = 32
+    /// How long a writer that finds nothing to take stays ready before it stops, yielding its
+    /// core meanwhile: a caller it answered that comes straight back (a client's next request)
+    /// is taken at once, with no thread to wake.
+    static let readiness = Duration.microseconds(100)
 
     private let pool: ConnectionPool
     private let lifecycle: Lifecycle
@@ -97,10 +107,16 @@ final class CommandQueue: Sendable {
     private func runBatches(on connection: Connection) -> Bool {
         var finished: [PendingCommand] = []
         var retries: [PendingCommand] = []
-        while let batch = schedule.withLock({ $0.next(after: finished, retrying: retries) }) {
+        while var batch = nextBatch(after: finished, retrying: retries) {
             let answers: [BatchAnswer]
             do {
-                answers = try CommandBatch.run(batch, lifecycle, known, connection)
+                answers = try CommandBatch.run(
+                    &batch,
+                    joining: { count in self.schedule.withLock { $0.joining(batchOf: count) } },
+                    lifecycle,
+                    known,
+                    connection
+                )
             } catch {
                 for pending in batch { pending.answer.resume(throwing: EventStoreError.sealed(error)) }
                 schedule.withLock { $0.release(batch) }
@@ -111,6 +127,19 @@ final class CommandQueue: Sendable {
             finished = batch
         }
         return false
+    }
+
+    /// The writer's next batch: what may go now; when nothing may, whatever comes within
+    /// `readiness`, taken as soon as it comes; `nil` when nothing came (the writer stops).
+    private func nextBatch(after finished: [PendingCommand], retrying: [PendingCommand]) -> [PendingCommand]? {
+        let readyUntil = ContinuousClock.now + Self.readiness
+        var batch = schedule.withLock { $0.next(after: finished, retrying: retrying, mayStop: false) }
+        while batch?.isEmpty == true {
+            let mayStop = ContinuousClock.now >= readyUntil
+            if !mayStop { sched_yield() }
+            batch = schedule.withLock { $0.next(after: [], retrying: [], mayStop: mayStop) }
+        }
+        return batch
     }
 
     /// Answers the commands of a committed batch; returns those to decide again.
