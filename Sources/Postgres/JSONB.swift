@@ -18,7 +18,11 @@ public struct JSONB: Hashable, Sendable, PostgresEncodable, PostgresDecodable {
     public static var postgresType: PostgresType { .jsonb }
 
     /// jsonb's binary format: a version byte (1) followed by the JSON text.
-    public func postgresBytes() -> [UInt8]? { [1] + utf8 }
+    public func appendPostgresBytes(to buffer: inout [UInt8]) -> Bool {
+        buffer.append(1)
+        buffer.append(contentsOf: utf8)
+        return true
+    }
 
     public init(postgresValue value: PostgresValue) throws {
         switch value.type {

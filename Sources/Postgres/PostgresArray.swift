@@ -17,26 +17,27 @@ public protocol PostgresArrayElement: PostgresEncodable {
 extension PostgresArray: PostgresEncodable where Element: PostgresArrayElement {
     public static var postgresType: PostgresType { Element.postgresArrayType }
 
-    public func postgresBytes() -> [UInt8]? {
-        let values = elements.map { $0.postgresBytes() }
-        var bytes: [UInt8] = []
-        let isEmpty = values.isEmpty
-        bytes += Int32(isEmpty ? 0 : 1).bigEndianBytes  // dimensions
-        bytes += Int32(values.contains { $0 == nil } ? 1 : 0).bigEndianBytes  // has NULLs
-        bytes += Element.postgresType.rawValue.bigEndianBytes
-        if !isEmpty {
-            bytes += Int32(values.count).bigEndianBytes
-            bytes += Int32(1).bigEndianBytes  // lower bound
-        }
-        for value in values {
-            if let value {
-                bytes += Int32(value.count).bigEndianBytes
-                bytes += value
+    /// The binary array format: a header (dimensions, whether any element is NULL, the element
+    /// type, the size and lower bound), then each element's length and bytes, written into one
+    /// buffer.
+    public func appendPostgresBytes(to buffer: inout [UInt8]) -> Bool {
+        buffer.appendBigEndian(Int32(elements.isEmpty ? 0 : 1))  // dimensions
+        let hasNulls = buffer.count
+        buffer.appendBigEndian(Int32(0))
+        buffer.appendBigEndian(Element.postgresType.rawValue)
+        guard !elements.isEmpty else { return true }
+        buffer.appendBigEndian(Int32(elements.count))
+        buffer.appendBigEndian(Int32(1))  // lower bound
+        for element in elements {
+            let length = buffer.count
+            buffer.appendBigEndian(Int32(-1))
+            if element.appendPostgresBytes(to: &buffer) {
+                buffer.replaceBigEndian(at: length, with: Int32(buffer.count - length - 4))
             } else {
-                bytes += Int32(-1).bigEndianBytes
+                buffer.replaceBigEndian(at: hasNulls, with: Int32(1))
             }
         }
-        return bytes
+        return true
     }
 }
 

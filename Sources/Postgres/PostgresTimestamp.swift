@@ -16,8 +16,8 @@ public struct PostgresTimestamp: Hashable, Sendable, Comparable, PostgresEncodab
 
     public static var postgresType: PostgresType { .timestamptz }
 
-    public func postgresBytes() -> [UInt8]? {
-        (microsecondsSince1970 - Self.epochOffset).bigEndianBytes
+    public func appendPostgresBytes(to buffer: inout [UInt8]) -> Bool {
+        buffer.appendBigEndian(microsecondsSince1970 - Self.epochOffset)
     }
 
     public init(postgresValue value: PostgresValue) throws {

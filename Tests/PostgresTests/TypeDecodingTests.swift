@@ -94,6 +94,38 @@ struct TypeDecodingTests {
         #expect(try await roundTrip([UInt8]()) { "SELECT \($0)::bytea" } == [])
     }
 
+    @Test(
+        "arrays: with NULL elements, empty, and of each element type the store sends, read by the server element by element"
+    )
+    func arrays() async throws {
+        let texts: [String?] = ["a", nil, "Grüße 👋", "", nil]
+        #expect(try await roundTrip(PostgresArray(texts)) { "SELECT \($0)::text[]" }.elements == texts)
+        #expect(try await roundTrip(PostgresArray<String>([])) { "SELECT \($0)::text[]" }.elements == [])
+        let numbers: [Int32] = [1, -1, .max, .min]
+        #expect(try await roundTrip(PostgresArray(numbers)) { "SELECT \($0)::integer[]" }.elements == numbers)
+        let times = [PostgresTimestamp(microsecondsSince1970: 1), PostgresTimestamp(microsecondsSince1970: -1)]
+        #expect(try await roundTrip(PostgresArray(times)) { "SELECT \($0)::timestamptz[]" }.elements == times)
+        let digests: [[UInt8]?] = [[0, 255], nil, []]
+        #expect(try await roundTrip(PostgresArray(digests)) { "SELECT \($0)::bytea[]" }.elements == digests)
+        let documents = [JSONB(#"{"a":1}"#), JSONB("[]")]
+        try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection { connection in
+                let row = try #require(
+                    connection.query(
+                        """
+                        SELECT cardinality(\(PostgresArray(texts))), array_position(\(PostgresArray(texts)), NULL),
+                               (\(PostgresArray(documents)))[1] ->> 'a', jsonb_typeof((\(PostgresArray(documents)))[2])
+                        """
+                    ).single
+                )
+                #expect(try row.decode(0, as: Int32.self) == 5)
+                #expect(try row.decode(1, as: Int32.self) == 2)
+                #expect(try row.decode(2, as: String.self) == "1")
+                #expect(try row.decode(3, as: String.self) == "array")
+            }
+        }
+    }
+
     @Test("NULL parameters and optional decoding")
     func nulls() async throws {
         try await TestDatabase.withPool(database) { pool in
