@@ -19,6 +19,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "liveline", path: ".."),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -27,7 +29,9 @@ let package = Package(
             name: "BenchmarkSupport",
             dependencies: [
                 .product(name: "EmbeddedPostgres", package: "liveline"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Postgres", package: "liveline"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "BenchmarkSupport"
         ),

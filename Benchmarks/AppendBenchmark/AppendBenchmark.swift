@@ -30,6 +30,7 @@ struct AppendBenchmark {
         let migrations = URL(filePath: value(of: "--migrations", in: arguments) ?? "../migrations")
         // The store's default unless given: a quarter of the pool (of `clients` connections).
         let writers = value(of: "--writers", in: arguments).flatMap { Int($0) }
+        let batches = WriteBatches.bootstrap()
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
 
@@ -77,7 +78,7 @@ struct AppendBenchmark {
                     pgbench.cpu
                 )
             )
-            let updates = try await measure(clients: clients, seconds: seconds, cluster: cluster) {
+            let updates = try await measure(clients: clients, seconds: seconds, cluster: cluster, batches: batches) {
                 client,
                 iteration in
                 // Each client updates activities of its own, as each pgbench client does.
@@ -87,14 +88,17 @@ struct AppendBenchmark {
             report(
                 String(
                     format:
-                        "round %d  store: updates (load + decide + liveline_append)   %8.0f commands/s  %@  (%d conflicts)",
+                        "round %d  store: updates (load + decide + liveline_append)   %8.0f commands/s  %@  (%d conflicts, %.1f per batch)",
                     round,
                     updates.rate,
                     updates.cpu,
-                    updates.conflicts
+                    updates.conflicts,
+                    updates.perBatch
                 )
             )
-            let opens = try await measure(clients: clients, seconds: seconds, cluster: cluster) { client, iteration in
+            let opens = try await measure(clients: clients, seconds: seconds, cluster: cluster, batches: batches) {
+                client,
+                iteration in
                 try await store.execute(
                     request(iteration, device: "device-\(iteration % 500)"),
                     on: stream("open-\(round)-\(client)-\(iteration)"),
@@ -103,10 +107,12 @@ struct AppendBenchmark {
             }
             report(
                 String(
-                    format: "round %d  store: opening with app, device and global caps    %8.0f commands/s  %@",
+                    format:
+                        "round %d  store: opening with app, device and global caps    %8.0f commands/s  %@  (%.1f per batch)",
                     round,
                     opens.rate,
-                    opens.cpu
+                    opens.cpu,
+                    opens.perBatch
                 )
             )
             let pgbenchOpenings = try runPgbench(
@@ -183,9 +189,11 @@ struct AppendBenchmark {
         clients: Int,
         seconds: Int,
         cluster: EmbeddedPostgres,
+        batches: WriteBatches,
         _ operation: @escaping @Sendable (Int, Int) async throws -> CommandResult
-    ) async throws -> (rate: Double, cpu: String, conflicts: Int) {
+    ) async throws -> (rate: Double, cpu: String, conflicts: Int, perBatch: Double) {
         let cpu = CPUTime.now(of: cluster)
+        let batchesBefore = batches.count()
         let deadline = ContinuousClock.now + .seconds(seconds)
         let began = ContinuousClock.now
         let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
@@ -215,7 +223,8 @@ struct AppendBenchmark {
         return (
             Double(counts.0) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18),
             cpuPerCommand(since: cpu, cluster, count: counts.0, isClient: true),
-            counts.1
+            counts.1,
+            batches.commandsPerBatch(since: batchesBefore)
         )
     }
 
