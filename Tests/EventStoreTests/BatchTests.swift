@@ -171,6 +171,107 @@ struct BatchTests {
         }
     }
 
+    @Test(
+        "openings of one batch that all fit are accepted together; when a device's cap stops one, each is decided in order; every count stays exact"
+    )
+    func openingsOfOneBatch() async throws {
+        let fixture = try await StoreFixture.make(
+            settings: AppSettings(bundleID: "b", maxOpen: 100, maxOpenPerDevice: 3)
+        )
+        try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { admin in
+            try await fixture.withStore(writers: 1) { store in
+                /// Requests of `devices`, queued in this order while the writer waits for a key
+                /// that `admin` holds, so that they form its next batch; their answers, in order.
+                func openTogether(_ name: String, on devices: [String]) async throws -> [String] {
+                    let (pids, held) = await DatabaseWaits.hold(
+                        [
+                            (
+                                "key",
+                                {
+                                    try $0.execute(
+                                        """
+                                        INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+                                        VALUES (\(fixture.app.rawValue), \(name), \([UInt8]([0])), 'held', '{}')
+                                        """
+                                    )
+                                }
+                            )
+                        ],
+                        on: admin
+                    )
+                    let waiting = Task {
+                        try await store.execute(
+                            requestCommand(),
+                            on: fixture.stream("\(name)-waiting"),
+                            at: fixture.now,
+                            idempotency: IdempotencyKey(key: name, requestDigest: [1])
+                        )
+                    }
+                    _ = try await DatabaseWaits.writerWaitingForALock(admin)
+                    var requests: [Task<String, Never>] = []
+                    for (index, device) in devices.enumerated() {
+                        requests.append(
+                            Task {
+                                await Self.answer {
+                                    try await store.execute(
+                                        requestCommand(device: device),
+                                        on: fixture.stream("\(name)-\(index)"),
+                                        at: fixture.now
+                                    )
+                                }
+                            }
+                        )
+                        try await DatabaseWaits.waitUntil("the request queues") {
+                            store.commands.queuedCount == index + 1
+                        }
+                    }
+                    try await DatabaseWaits.terminate(pids["key"]!, admin)
+                    await held.value
+                    #expect(try await waiting.value.accepted?.activity.version == 1)
+                    var answers: [String] = []
+                    for request in requests { answers.append(await request.value) }
+                    return answers
+                }
+
+                let accepted = "accepted v1 [\"activity.requested\"]"
+                let fitting = try await openTogether(
+                    "fits",
+                    on: ["phone-a", "phone-a", "phone-b", "phone-b", "phone-c", "phone-c"]
+                )
+                #expect(fitting == Array(repeating: accepted, count: 6))
+                let overrunning = try await openTogether(
+                    "overruns",
+                    on: ["phone-a", "phone-a", "phone-c", "phone-d", "phone-a"]
+                )
+                let full = Rejection.deviceMaximumExceeded(deviceID: DeviceID(rawValue: "phone-a")!, limit: 3, count: 3)
+                #expect(overrunning == [accepted, "rejected \(full)", accepted, accepted, "rejected \(full)"])
+            }
+            let (transactions, counts): ([Int], [String]) = try await admin.withConnection { connection in
+                (
+                    try connection.query(
+                        """
+                        SELECT count(*)::integer FROM events
+                        WHERE activity_id LIKE '%-_' GROUP BY transaction_id ORDER BY min(position)
+                        """
+                    ).map { try $0.decode(0) },
+                    try connection.query(
+                        """
+                        SELECT 'activities ' || count(*) FROM activities
+                        UNION ALL SELECT 'app ' || sum(open) FROM app_open_stripes
+                        UNION ALL SELECT 'global ' || sum(open) FROM global_open_stripes
+                        UNION ALL (SELECT device_id || ' ' || open FROM device_open_counts ORDER BY device_id)
+                        """
+                    ).map { try $0.decode(0) }
+                )
+            }
+            // Each batch's openings committed in one transaction.
+            #expect(transactions == [6, 3])
+            #expect(
+                counts == ["activities 11", "app 11", "global 11", "phone-a 3", "phone-b 2", "phone-c 3", "phone-d 1"]
+            )
+        }
+    }
+
     @Test("a cap race through batches admits exactly the cap and records each refusal once, retries replayed")
     func capRaceThroughBatches() async throws {
         let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 10))
