@@ -172,7 +172,7 @@ struct BatchTests {
     }
 
     @Test(
-        "openings of one batch that all fit are accepted together; when a device's cap stops one, each is decided in order; every count stays exact"
+        "openings of one batch that all fit are accepted together; when a device's cap or the global stripes stop that, each is decided in order; every count stays exact"
     )
     func openingsOfOneBatch() async throws {
         let fixture = try await StoreFixture.make(
@@ -245,6 +245,11 @@ struct BatchTests {
                 )
                 let full = Rejection.deviceMaximumExceeded(deviceID: DeviceID(rawValue: "phone-a")!, limit: 3, count: 3)
                 #expect(overrunning == [accepted, "rejected \(full)", accepted, accepted, "rejected \(full)"])
+                // Two per global stripe: none has room for three openings, which then take one
+                // stripe after another.
+                try await store.setGlobalMaxOpen(32, by: .commandLine)
+                let spread = try await openTogether("spread", on: ["phone-d", "phone-e", "phone-e"])
+                #expect(spread == Array(repeating: accepted, count: 3))
             }
             let (transactions, counts): ([Int], [String]) = try await admin.withConnection { connection in
                 (
@@ -265,9 +270,12 @@ struct BatchTests {
                 )
             }
             // Each batch's openings committed in one transaction.
-            #expect(transactions == [6, 3])
+            #expect(transactions == [6, 3, 3])
             #expect(
-                counts == ["activities 11", "app 11", "global 11", "phone-a 3", "phone-b 2", "phone-c 3", "phone-d 1"]
+                counts == [
+                    "activities 15", "app 15", "global 15", "phone-a 3", "phone-b 2", "phone-c 3", "phone-d 2",
+                    "phone-e 2",
+                ]
             )
         }
     }
