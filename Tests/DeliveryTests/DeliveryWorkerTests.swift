@@ -10,6 +10,7 @@ import Logging
 import MetricsTestKit
 import NIOConcurrencyHelpers
 import Postgres
+import TestSupport
 import Testing
 
 /// The delivery worker end to end: a real database, the local APNs over HTTP/2 and TLS.
@@ -226,6 +227,51 @@ import Testing
                     try await store.deliveries(of: stream).contains { $0.outcome == .noCredentials }
                 }
                 #expect(fixture.server.received.isEmpty)
+            }
+        }
+    }
+
+    /// Events no one announces (appended by a writer without a notifier, or announced by a
+    /// notification that was lost) are found by the read the worker makes once a second in any
+    /// case; a read that fills its page reads on at once, so such a backlog does not drain a page
+    /// a second.
+    @Test func aBacklogNoOneAnnouncedIsReadOnAtOnce() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            var configuration = DeliveryFixture.quick
+            configuration.batchSize = 1
+            var streams: [StreamID] = []
+            for index in 0..<40 {
+                streams.append(
+                    try await fixture.activityWithToken(
+                        "quiet-\(index)",
+                        token: DeliveryFixture.token(index + 1),
+                        in: store
+                    )
+                )
+            }
+            try await fixture.withWorkers(configuration: configuration) {
+                // The worker has read what was announced, and waits.
+                try await fixture.execute(DeliveryFixture.update(1), on: streams[0], in: store)
+                try await fixture.eventually("the announced update is delivered") {
+                    try await store.deliveries(of: streams[0]).contains { $0.outcome == .delivered }
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                // 39 updates from a store that announces nothing: 39 pages of one event, which a
+                // page a second would take 39 s to read, longer than `eventually` waits.
+                try await TestDatabase.withPool(fixture.database) { pool in
+                    let quiet = EventStore(pool: pool, lifecycle: Lifecycle())
+                    for stream in streams.dropFirst() {
+                        try await fixture.execute(DeliveryFixture.update(1), on: stream, in: quiet)
+                    }
+                }
+                try await fixture.eventually("every update no one announced is delivered") {
+                    var delivered = 0
+                    for stream in streams.dropFirst()
+                    where try await store.deliveries(of: stream).contains(where: { $0.outcome == .delivered }) {
+                        delivered += 1
+                    }
+                    return delivered == streams.count - 1
+                }
             }
         }
     }

@@ -25,8 +25,8 @@ struct DeliveryBook {
     private(set) var inFlight = 0
     /// The cursors as last handed over to be recorded.
     private(set) var recordedCursors: [Int: Int64] = [:]
-    /// Set when shards are adopted: the log must be read from their cursors, whether or not
-    /// anything was appended since.
+    /// Set when shards are adopted, and while a read stops short of the log's end (a full
+    /// page): the log must be read again at once, whether or not anything was announced since.
     var mustRead = true
     /// Streams whose log could not be folded (corrupt), skipped; the worker logs them.
     private(set) var unreadable: [StreamID: String] = [:]

@@ -178,7 +178,9 @@ public struct DeliveryWorker: Service {
         let caughtUp = events.count < configuration.batchSize
         book.withLockedValue { book in
             book.absorb(events, at: clock())
-            if caughtUp { book.mustRead = false }
+            // A full page leaves more to read: at once, not at the next announcement or second
+            // (events appended by a writer that announces nothing would drain a page a second).
+            book.mustRead = !caughtUp
         }
         return caughtUp
     }
