@@ -54,8 +54,6 @@ require_load_tools
 use_release_build
 trap stop_server EXIT
 
-sql() { psql "$DATABASE_URL" -Atc "$1"; }
-
 # deliveries_since T0 T1 SECONDS: what the worker recorded for pushes attempted in [T0, T1].
 deliveries_since() {
     sql "SELECT count(*) FILTER (WHERE outcome = 'delivered'), count(*) FILTER (WHERE outcome = 'superseded'),
@@ -111,16 +109,6 @@ seed_backlog() {
             -d "{\"pushToken\":\"$(printf %064x $((1000000 + $1)))\"}" \
             --next -sf -o /dev/null -H "$auth" -H "$json" -X POST "$BASE/v1/activities/b$1/updates" \
             -d "{\"contentState\":{\"status\":\"on the way\",\"etaMinutes\":12},\"priority\":5}"' _ {}
-}
-
-# caught_up POSITION: waits until every shard's cursor has passed POSITION (at most 5 minutes).
-caught_up() {
-    for _ in $(seq 1 1500); do
-        [[ "$(sql "SELECT min(position) >= $1 FROM delivery_shards")" == t ]] && return
-        sleep 0.2
-    done
-    echo "delivery did not catch up with position $1 in 5 minutes" >&2
-    exit 1
 }
 
 # delivery_on: unless delivery is on already, restarts the server with delivery on, and waits

@@ -5,7 +5,9 @@
 #   1. updates only, then
 #   2. a realistic mix: 70 % updates, 15 % requests, 15 % ends,
 # over CONNECTIONS connections for SECONDS each; then pgbench runs the two statements an update
-# executes (the load query and liveline_append) with 16 clients (#20's reference). The server
+# executes (the load query and liveline_append) with 16 clients (#20's reference), while the
+# server delivers nothing (it is restarted with delivery off, and on again after, caught up with
+# pgbench's events before the next round). The server
 # runs with its default pool (10 connections, a quarter of them writers) unless --pool says
 # otherwise. ROUNDS rounds of the three alternate, so that neither side gains from
 # running later; the ratio is of the means. Each run also reports the CPU that the load tool,
@@ -59,15 +61,26 @@ report_wrk() {
 
 # The two statements of an update as the server runs them (CommandQueries: the load of a command
 # that is not a request, then liveline_append), with a real projection row and event data.
+# pgbench runs while the server delivers nothing (restarted with delivery off): its events are
+# not the server's work, and delivering them meanwhile would take the cores from pgbench. Then,
+# before the next round, delivery is on again and catches up with them, so that no round serves
+# requests while the worker drains a backlog.
 run_pgbench() {
+    SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$BINARY" "$POOL"
     measure_cpu "$DATA/pgbench.cpu" pgbench -n -c "$PGBENCH_CLIENTS" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
         -D "row=$ROW" -D "data=$EVENT" "$DATABASE_URL" > "$DATA/pgbench.txt" 2>&1 || { cat "$DATA/pgbench.txt" >&2; exit 1; }
     local tps
     tps="$(awk '/^tps = / {print $3}' "$DATA/pgbench.txt")"
     printf '%-8s %10s transactions/s (the SQL of an update, %s clients)\n' pgbench "$tps" "$PGBENCH_CLIENTS"
-    printf '%-8s CPU per transaction: %s (pgbench is the tool; the server idles)\n' "" \
+    printf '%-8s CPU per transaction: %s (pgbench is the tool; the server delivers nothing)\n' "" \
         "$(cpu_per_item "$DATA/pgbench.cpu" "$(awk '/number of transactions actually processed/ {print $NF}' "$DATA/pgbench.txt" | cut -d/ -f1)")"
     echo "$tps" >> "$DATA/pgbench.rates"
+    if [[ $ROUND -lt $ROUNDS ]]; then
+        local head
+        head="$(sql 'SELECT max(position) FROM events')"
+        SERVER_ENV="" restart_server "$BINARY" "$POOL"
+        caught_up "$head"
+    fi
 }
 
 echo "connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL, activities: $ACTIVITIES, rounds: $ROUNDS"
@@ -77,8 +90,8 @@ for round in $(seq 1 "$ROUNDS"); do
     report_wrk updates
     report_wrk mix
     if [[ $round -eq 1 ]]; then
-        ROW="$(psql "$DATABASE_URL" -Atc "SELECT to_jsonb(p)::text FROM activities p WHERE app_id = 'bench' AND activity_id = 'a1'")"
-        EVENT="$(psql "$DATABASE_URL" -Atc "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1")"
+        ROW="$(sql "SELECT to_jsonb(p)::text FROM activities p WHERE app_id = 'bench' AND activity_id = 'a1'")"
+        EVENT="$(sql "SELECT data::text FROM events WHERE type = 'activity.updated' LIMIT 1")"
         PER_CLIENT=$((ACTIVITIES / PGBENCH_CLIENTS))
         cat > "$DATA/update.sql" <<SQL
 \set n :client_id * $PER_CLIENT + random(1, $PER_CLIENT)

@@ -77,6 +77,19 @@ restart_server() {
 
 admin() { curl -sf -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' "$@"; }
 
+# sql QUERY: runs QUERY on the server's database; its rows, unaligned.
+sql() { psql "$DATABASE_URL" -Atc "$1"; }
+
+# caught_up POSITION: waits until every shard's cursor has passed POSITION (at most 5 minutes).
+caught_up() {
+    for _ in $(seq 1 1500); do
+        [[ "$(sql "SELECT min(position) >= $1 FROM delivery_shards")" == t ]] && return
+        sleep 0.2
+    done
+    echo "delivery did not catch up with position $1 in 5 minutes" >&2
+    exit 1
+}
+
 # Stops the server (and its cluster) if one runs, shows its log if it failed, removes its folder.
 stop_server() {
     local status=0
