@@ -64,7 +64,8 @@ report_wrk() {
 # pgbench runs while the server delivers nothing (restarted with delivery off): its events are
 # not the server's work, and delivering them meanwhile would take the cores from pgbench. Then,
 # before the next round, delivery is on again and catches up with them, so that no round serves
-# requests while the worker drains a backlog.
+# requests while the worker drains a backlog. Restarting the server restarts its PostgreSQL too:
+# each phase after the first starts after a shutdown checkpoint, on cold shared buffers.
 run_pgbench() {
     SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$BINARY" "$POOL"
     measure_cpu "$DATA/pgbench.cpu" pgbench -n -c "$PGBENCH_CLIENTS" -j 2 -T "$SECONDS_PER_RUN" -M prepared -f "$DATA/update.sql" \
