@@ -48,16 +48,21 @@ struct StrictJSONBodies: ServerMiddleware {
         for member in try JSONParser.members(of: bytes, in: range) {
             let key = member.key(in: bytes)
             guard !freeFormMembers.contains(key) else { continue }
-            let field = path + "/" + key.replacing("~", with: "~0").replacing("/", with: "~1")
             switch bytes[member.value.lowerBound] {
             case UInt8(ascii: "n"):
+                let field = pointer(path, key)
                 throw Problem.invalidRequest("The field \(field) must not be null; leave it out instead.", field: field)
             case UInt8(ascii: "{"):
-                try refuseNulls(in: bytes, member.value, at: field)
+                try refuseNulls(in: bytes, member.value, at: pointer(path, key))
             default:
                 continue
             }
         }
+    }
+
+    /// The JSON Pointer (RFC 6901) of member `key` of the object at `path`.
+    private static func pointer(_ path: String, _ key: String) -> String {
+        path + "/" + key.replacing("~", with: "~0").replacing("/", with: "~1")
     }
 
     private static func isJSON(_ contentType: String?) -> Bool {

@@ -546,6 +546,23 @@ struct BadInputTests {
             #expect(created.status == .created)
             let activity = try await app.client.getActivity(path: .init(activityId: "n")).ok.body.json
             #expect(activity.contentState == JSONObject(["b": .array([.null, .object(["c": .null])])]))
+
+            // A refused null is named by its JSON Pointer, keys escaped (RFC 6901).
+            let nested = try await api.send(
+                .post,
+                "/v1/activities/n/updates",
+                key: app.key.key,
+                body: Array(#"{"contentState":{},"alert":{"title":"t","body":"b","sound":null}}"#.utf8)
+            )
+            #expect(nested.status == .badRequest)
+            #expect(try problem(nested).detail("field") == .string("/alert/sound"))
+            let escaped = try await api.send(
+                .put,
+                "/v1/admin/limits",
+                key: APIFixture.adminKey,
+                body: Array(#"{"a~/b":{"c":{"d":null}}}"#.utf8)
+            )
+            #expect(try problem(escaped).detail("field") == .string("/a~0~1b/c/d"))
         }
     }
 
