@@ -49,6 +49,7 @@ struct DeliveryBookPropertyTests {
         init() {
             book = DeliveryBook(renderer: PushRenderer(policy: .standard), lifecycle: lifecycle, maximumAttempts: 1000)
             book.adopt(Dictionary(uniqueKeysWithValues: (0..<DeliveryShard.count).map { ($0, Int64(0)) }), settled: [])
+            book.shards.caughtUp()
             book.learn(
                 DeliveryBookPropertyTests.app,
                 AppDelivery(

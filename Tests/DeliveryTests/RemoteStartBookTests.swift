@@ -17,6 +17,7 @@ struct RemoteStartBookTests {
         let lifecycle = Lifecycle()
         var book = DeliveryBook(renderer: PushRenderer(policy: .standard), lifecycle: lifecycle)
         book.adopt(Dictionary(uniqueKeysWithValues: (0..<DeliveryShard.count).map { ($0, Int64(0)) }), settled: [])
+        book.shards.caughtUp()
         book.learn(
             stream.app,
             AppDelivery(
@@ -40,6 +41,11 @@ struct RemoteStartBookTests {
         )
         let events = try lifecycle.decide(.request(request), for: nil, at: now, context: context)
         book.absorb(events.map { StoredEvent(position: 1, stream: stream, event: $0, recordedAt: now) }, at: now)
+        // Recorded `sending` before it goes, so that no worker ever sends it twice.
+        #expect(book.takeReady(at: now, limit: 10).isEmpty)
+        let (announced, _) = book.takePending()
+        #expect(announced.records.map(\.outcome) == [.sending])
+        book.recorded(announced)
         let send = try #require(book.takeReady(at: now, limit: 10).first)
         #expect(send.request.startsActivity && send.request.deviceToken == startToken.lowercased())
         return (book, send)

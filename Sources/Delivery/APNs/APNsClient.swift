@@ -10,15 +10,19 @@ public import ServiceLifecycle
 
 /// Sends pushes, broadcasts and channel requests to APNs over HTTP/2 and TLS.
 ///
-/// One long-lived connection per credentials (team and key: APNs takes one team per connection)
-/// and host, opened when first needed and again when it closes or APNs sends GOAWAY; one
-/// provider token per credentials, reused until it is 50 minutes old. Every request has a
-/// deadline. How many are in flight is the caller's bound (the delivery worker's).
+/// One long-lived connection per credentials (team, key id and the key itself: APNs takes one
+/// team per connection) and host, opened when first needed and again when it closes or APNs
+/// sends GOAWAY; one provider token per credentials, reused until it is 50 minutes old. A new
+/// key under the same key id (a corrected `.p8`) is other credentials: its first push mints a
+/// token with it, on a connection of its own. Every request has a deadline. How many are in
+/// flight is the caller's bound (the delivery worker's).
 public final class APNsClient: Service, Sendable {
-    /// Where a connection goes, and for whom: APNs takes one team per connection.
+    /// Where a connection goes, and for whom: APNs takes one team per connection, and a
+    /// provider token is signed by one key.
     private struct Route: Hashable {
         let teamID: String
         let keyID: String
+        let publicKeySHA256: [UInt8]
         let endpoint: APNsConnection.Endpoint
     }
 
@@ -141,6 +145,7 @@ public final class APNsClient: Service, Sendable {
         Route(
             teamID: credentials.teamID,
             keyID: credentials.keyID,
+            publicKeySHA256: credentials.publicKeySHA256,
             endpoint: endpoints[service]![credentials.environment]!
         )
     }

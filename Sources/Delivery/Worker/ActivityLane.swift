@@ -16,6 +16,9 @@ struct ActivityLane {
         var attempts = 0
         /// Not before then (a retry's backoff).
         var notBefore: Timestamp
+        /// Held while its app was suspended, and offered again: its hold, not the shard's
+        /// cursor, keeps it until it is settled.
+        var resumesHold = false
     }
 
     private(set) var onTheWire: Push?
@@ -32,6 +35,25 @@ struct ActivityLane {
         }
         defer { waiting = push }
         return waiting
+    }
+
+    /// An older push than any in the lane (one held while its app was suspended), offered
+    /// again: a start goes before what waits; another push waits only if nothing newer does,
+    /// else it is returned, superseded.
+    mutating func offerOlder(_ push: Push) -> Push? {
+        if push.request.startsActivity {
+            afterStart = waiting
+            waiting = push
+            return nil
+        }
+        if waiting?.request.startsActivity == true {
+            guard afterStart == nil else { return push }
+            afterStart = push
+            return nil
+        }
+        guard waiting == nil, onTheWire == nil else { return push }
+        waiting = push
+        return nil
     }
 
     /// The waiting push, now on the wire, if nothing else is and its backoff is over.
@@ -67,8 +89,8 @@ struct ActivityLane {
 
     var isIdle: Bool { onTheWire == nil && waiting == nil }
 
-    /// The earliest position not yet settled in this lane.
+    /// The earliest position not yet settled in this lane, but for held pushes offered again.
     var earliestPosition: Int64? {
-        [onTheWire?.position, waiting?.position, afterStart?.position].compactMap { $0 }.min()
+        [onTheWire, waiting, afterStart].compactMap { $0 }.filter { !$0.resumesHold }.map(\.position).min()
     }
 }

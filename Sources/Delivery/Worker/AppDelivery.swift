@@ -3,7 +3,7 @@ import CanonicalJSON
 import EventStore
 
 /// What delivering an app's pushes needs: its topic, its credentials, and whether APNs refused
-/// those credentials (then its pushes are not sent until they change).
+/// those credentials (then its pushes are held until they change).
 struct AppDelivery: Sendable {
     let topic: String
     let credentials: APNsCredentials?
@@ -11,5 +11,8 @@ struct AppDelivery: Sendable {
     let credentialsUpdatedAt: Timestamp?
     var suspended: Bool
     /// When this was read from the database.
-    let readAt: Timestamp
+    var readAt: Timestamp
+
+    /// Whether its pushes go: it has credentials APNs has not refused.
+    var resumes: Bool { credentials != nil && !suspended }
 }

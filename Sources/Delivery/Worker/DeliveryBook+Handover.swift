@@ -13,13 +13,80 @@ extension DeliveryBook {
         let credentials: APNsCredentials
         /// 1 for the first attempt.
         let attempt: Int
+
+        init(_ push: ActivityLane.Push, of stream: StreamID, credentials: APNsCredentials) {
+            self.stream = stream
+            position = push.position
+            version = push.version
+            request = push.request
+            committedAt = push.committedAt
+            self.credentials = credentials
+            attempt = push.attempts + 1
+        }
     }
 
     /// What the worker writes in one transaction.
-    struct Pending {
+    struct Pending: Sendable {
         var records: [DeliveryRecord] = []
         var invalidations: [TokenInvalidation] = []
         var suspensions: [Suspension] = []
-        var isEmpty: Bool { records.isEmpty && invalidations.isEmpty && suspensions.isEmpty }
+        /// In the order they were decided: the last change of a row is the one that holds.
+        var holds: [HoldChange] = []
+
+        var isEmpty: Bool { records.isEmpty && invalidations.isEmpty && suspensions.isEmpty && holds.isEmpty }
+
+        /// These outcomes, then `later`'s.
+        func followed(by later: Pending) -> Pending {
+            Pending(
+                records: records + later.records,
+                invalidations: invalidations + later.invalidations,
+                suspensions: suspensions + later.suspensions,
+                holds: holds + later.holds
+            )
+        }
+
+        /// The holds to write and the ones to delete: each row's last change.
+        var netHolds: (held: [Hold], released: [HoldKey]) {
+            var last: [HoldKey: HoldChange] = [:]
+            for change in holds { last[change.key] = change }
+            var held: [Hold] = []
+            var released: [HoldKey] = []
+            for (key, change) in last {
+                if case .held(let hold) = change { held.append(hold) } else { released.append(key) }
+            }
+            return (held, released)
+        }
+    }
+
+    /// A change of the shards a worker holds, as its leases decided it: queued by the lease
+    /// keeper and applied by the delivery cycle between two reads of the log, so that a page is
+    /// never absorbed by shards it was not read for.
+    enum ShardChange: Sendable {
+        /// Shards taken over at their cursors, with the positions after them already settled
+        /// (and those of starts that were under way when their worker stopped), and the pushes
+        /// held for suspended apps.
+        case adopt(cursors: [Int: Int64], settled: Set<Int64>, interrupted: Set<Int64>, holds: [Hold])
+        /// Shards whose lease ran out.
+        case drop(Set<Int>)
+        /// Shards over the worker's fair share, to give up once nothing of them is on the wire.
+        case drain(Set<Int>)
+    }
+
+    mutating func queue(_ change: ShardChange) {
+        shardChanges.append(change)
+    }
+
+    /// Applies the queued shard changes.
+    mutating func applyShardChanges() {
+        let changes = shardChanges
+        shardChanges = []
+        for change in changes {
+            switch change {
+            case .adopt(let cursors, let settled, let interrupted, let holds):
+                adopt(cursors, settled: settled, interrupted: interrupted, holds: holds)
+            case .drop(let shards): drop(shards)
+            case .drain(let shards): drain(shards)
+            }
+        }
     }
 }

@@ -14,38 +14,34 @@ extension DeliveryBook {
         return cursors.filter { shards.isDraining($0.key) && !busy.contains($0.key) }
     }
 
-    /// Each shard's cursor: just before its earliest unsettled push, or as far as it was read.
+    /// Each shard's cursor: just before its earliest unsettled push (or the earliest push an
+    /// unreadable stream owes), or as far as it was read.
     var cursors: [Int: Int64] {
         var cursors = shards.readPositions
-        for (stream, lane) in lanes {
-            guard let earliest = lane.earliestPosition else { continue }
+        let unsettled =
+            lanes.compactMap { stream, lane in lane.earliestPosition.map { (stream, $0) } }
+            + unreadable.compactMap { stream, unreadable in unreadable.owed.min().map { (stream, $0) } }
+        for (stream, earliest) in unsettled {
             let shard = DeliveryShard.of(stream)
             cursors[shard] = min(cursors[shard] ?? earliest - 1, earliest - 1)
         }
         return cursors
     }
 
-    /// Streams whose earlier events must be loaded before `events` can be folded.
-    func missingPrefixes(in events: [StoredEvent]) -> [StreamID: Int] {
-        var missing: [StreamID: Int] = [:]
-        var seen: Set<StreamID> = []
-        for stored in events where isMine(stored) && seen.insert(stored.stream).inserted {
-            if states[stored.stream] == nil && stored.event.version > 1 {
-                missing[stored.stream] = stored.event.version
-            }
-        }
-        return missing
-    }
-
     /// Apps of `events` not known yet.
     func unknownApps(in events: [StoredEvent]) -> Set<AppID> {
-        Set(events.filter(isMine).map(\.stream.app)).subtracting(apps.keys)
+        Set(events.filter { shards.holds($0.stream) }.map(\.stream.app)).subtracting(apps.keys)
     }
 
-    /// Apps with pushes waiting whose reading is older than `age`, and suspended apps with pushes
-    /// waiting (read again before each push is refused, so that new credentials resume at once).
+    /// Apps to read again: those with pushes waiting or held whose reading is older than `age`,
+    /// and suspended apps with pushes waiting (read again before each push is refused, so that
+    /// new credentials resume at once).
     func staleApps(at now: Timestamp, olderThan age: Duration) -> Set<AppID> {
-        Set(waiting.map(\.app)).filter { app in apps[app].map { $0.suspended || now - $0.readAt >= age } ?? true }
+        let waitingApps = Set(waiting.map(\.app))
+        return waitingApps.union(held.keys.map(\.app)).filter { app in
+            guard let known = apps[app] else { return true }
+            return (known.suspended && waitingApps.contains(app)) || now - known.readAt >= age
+        }
     }
 
     /// Why `push` must not be sent now, if it must not.
@@ -78,10 +74,7 @@ extension DeliveryBook {
     /// How much is waiting to be recorded: outcomes, and cursors that moved.
     var unrecorded: Int {
         pending.records.count + pending.invalidations.count + pending.suspensions.count
-            + cursors.filter { recordedCursors[$0.key] != $0.value }.count
+            + pending.holds.count + cursors.filter { recordedCursors[$0.key] != $0.value }.count
     }
 
-    func isMine(_ stored: StoredEvent) -> Bool {
-        shards.holds(stored.stream)
-    }
 }

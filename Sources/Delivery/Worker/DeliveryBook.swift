@@ -3,38 +3,64 @@ import CanonicalJSON
 import EventStore
 
 /// Everything a delivery worker knows, as a plain value: the shards it holds and how far it has
-/// read each, the activities it follows (folded from the log), their lanes of pushes, and the
-/// outcomes not yet recorded. Each input is a method; the worker performs the I/O around it
-/// (reading the log, sending, recording), so the rules are tested without a network or a
-/// database.
+/// read each, the activities it follows (folded from the log), their lanes of pushes, the pushes
+/// held for a suspended app, and the outcomes not yet recorded. Each input is a method; the
+/// worker performs the I/O around it (`DeliveryCycle`: reading the log, loading histories,
+/// sending, recording), so the rules are tested without a network or a database — and checked
+/// against a model of the whole worker (`DeliveryModelTests`).
+///
+/// An activity's state is folded by version: the event after version `n` is `n + 1`, and an
+/// event that does not follow is never folded onto the wrong state. Before a page of the log is
+/// absorbed, `histories(for:)` names the versions each stream lacks (a stream first seen in the
+/// middle, a shard taken over from a lower cursor), and `install(_:)` folds them.
 struct DeliveryBook {
     let renderer: PushRenderer
     let lifecycle: Lifecycle
     /// How often a push is retried at most (besides its expiration).
     let maximumAttempts: Int
+    /// How long after a stream could not be folded its whole history is loaded again.
+    let unreadableRetry: Duration
 
-    private(set) var shards = HeldShards()
-    private(set) var states: [StreamID: DeliveryState] = [:]
-    private(set) var lanes: [StreamID: ActivityLane] = [:]
-    private(set) var waiting: Set<StreamID> = []
-    private(set) var invalidTokens: [StreamID: [String: Timestamp]] = [:]
-    private var settled: Set<Int64> = []
-    private(set) var apps: [AppID: AppDelivery] = [:]
-    private(set) var pending = Pending()
+    var shards = HeldShards()
+    var states: [StreamID: DeliveryState] = [:]
+    var lanes: [StreamID: ActivityLane] = [:]
+    var waiting: Set<StreamID> = []
+    var invalidTokens: [StreamID: [String: Timestamp]] = [:]
+    var settled: Set<Int64> = []
+    var apps: [AppID: AppDelivery] = [:]
+    /// Pushes held while their app was suspended (`delivery_holds`): sent again when it resumes.
+    var held: [StreamID: HeldPushes] = [:]
+    /// Streams whose log could not be folded, with why and the pushes they owe.
+    var unreadable: [StreamID: UnreadableStream] = [:]
+    var pending = Pending()
+    /// Shard changes the lease keeper decided, applied between reads.
+    var shardChanges: [ShardChange] = []
+    /// What the worker should log: streams that became unreadable or readable again.
+    var notices: [Notice] = []
     /// Pushes on the wire.
-    private(set) var inFlight = 0
+    var inFlight = 0
+    /// Starts whose `sending` record is not yet written: they go once it is (`recorded(_:)`).
+    var announcing: Set<StreamID> = []
+    /// Starts whose `sending` record is written, to send now.
+    var announced: Set<StreamID> = []
+    /// Positions after the adopted cursors whose start was under way when its worker stopped.
+    var interrupted: Set<Int64> = []
     /// The cursors as last handed over to be recorded.
-    private(set) var recordedCursors: [Int: Int64] = [:]
+    var recordedCursors: [Int: Int64] = [:]
     /// Set when shards are adopted, and while a read stops short of the log's end (a full
     /// page): the log must be read again at once, whether or not anything was announced since.
     var mustRead = true
-    /// Streams whose log could not be folded (corrupt), skipped; the worker logs them.
-    private(set) var unreadable: [StreamID: String] = [:]
 
-    init(renderer: PushRenderer, lifecycle: Lifecycle, maximumAttempts: Int = 20) {
+    init(
+        renderer: PushRenderer,
+        lifecycle: Lifecycle,
+        maximumAttempts: Int = 20,
+        unreadableRetry: Duration = .seconds(30)
+    ) {
         self.renderer = renderer
         self.lifecycle = lifecycle
         self.maximumAttempts = maximumAttempts
+        self.unreadableRetry = unreadableRetry
     }
 
     // MARK: Shards
@@ -42,10 +68,24 @@ struct DeliveryBook {
     var heldShards: Set<Int> { shards.all }
 
     /// Takes shards over from their cursors; `settled` are positions after them whose delivery
-    /// another worker (or this one, before a restart) already settled.
-    mutating func adopt(_ cursors: [Int: Int64], settled: Set<Int64>) {
+    /// another worker (or this one, before a restart) already settled; `holds` the pushes held
+    /// for suspended apps in any shard (those of other shards are ignored).
+    mutating func adopt(
+        _ cursors: [Int: Int64],
+        settled: Set<Int64>,
+        interrupted: Set<Int64> = [],
+        holds: [Hold] = []
+    ) {
+        // Whatever was known of them is the past: they are read again from their cursors.
+        drop(Set(cursors.keys).intersection(shards.all))
         shards.adopt(cursors)
         self.settled.formUnion(settled)
+        self.interrupted.formUnion(interrupted)
+        for hold in holds where cursors[DeliveryShard.of(hold.stream)] != nil {
+            if let dropped = held[hold.stream, default: HeldPushes()].insert(hold) {
+                pending.holds.append(.released(stream: hold.stream, position: dropped))
+            }
+        }
         mustRead = mustRead || !cursors.isEmpty
     }
 
@@ -53,11 +93,16 @@ struct DeliveryBook {
     mutating func drop(_ dropped: Set<Int>) {
         shards.drop(dropped)
         for shard in dropped { recordedCursors[shard] = nil }
-        for stream in Set(states.keys).union(lanes.keys) where dropped.contains(DeliveryShard.of(stream)) {
+        let streams = Set(states.keys).union(lanes.keys).union(held.keys).union(unreadable.keys)
+        for stream in streams where dropped.contains(DeliveryShard.of(stream)) {
             states[stream] = nil
             lanes[stream] = nil
             waiting.remove(stream)
+            announcing.remove(stream)
+            announced.remove(stream)
             invalidTokens[stream] = nil
+            held[stream] = nil
+            unreadable[stream] = nil
         }
     }
 
@@ -78,84 +123,123 @@ struct DeliveryBook {
         apps[app] = delivery
     }
 
-    /// The earlier events of streams (`missingPrefixes`) and their dead tokens.
-    mutating func install(prefixes events: [StoredEvent], invalidations: [StreamID: [String: Timestamp]]) {
-        for stored in events { fold(stored) }
-        for (stream, tokens) in invalidations { invalidTokens[stream, default: [:]].merge(tokens) { max($0, $1) } }
-    }
-
-    /// Folds and renders events read from the log, in position order, from `readPosition` on:
-    /// every shard being delivered has then read up to the last of them.
+    /// Folds and renders events read from the log, in position order, after `readPosition`:
+    /// every shard being delivered has then read up to the last of them. The histories the page
+    /// needs (`histories(for:)`) must be installed first; a stream whose next event does not
+    /// follow its state is not folded but reported unreadable, and loaded again whole.
     mutating func absorb(_ events: [StoredEvent], at now: Timestamp) {
         guard let last = events.last?.position else { return }
         let reads = shards.readPositions
         shards.read(upTo: last)
-        for stored in events where isMine(stored) {
-            guard let read = reads[DeliveryShard.of(stored.stream)], shards.delivers(stored.stream),
-                stored.position > read
-            else { continue }
-            guard let state = fold(stored) else { continue }
-            guard settled.remove(stored.position) == nil, let app = apps[stored.stream.app] else { continue }
-            switch renderer.render(stored, leaving: state, topic: app.topic) {
-            case .silent:
-                break
-            case .awaitingToken:
-                record(stored, .awaitingToken, at: now)
-            case .undeliverable(.payloadTooLarge(let size, let limit)):
-                record(stored, .undeliverable, reason: "payload of \(size) bytes over APNs' \(limit)", at: now)
-            case .undeliverable(.malformedToken):
-                record(stored, .undeliverable, reason: "the push token is not hexadecimal", at: now)
-            case .push(let request):
-                let push = ActivityLane.Push(
-                    position: stored.position,
-                    version: stored.event.version,
-                    request: request,
-                    committedAt: stored.recordedAt,
-                    notBefore: now
-                )
-                if let superseded = lanes[stored.stream, default: ActivityLane()].offer(push) {
-                    record(superseded, of: stored.stream, .superseded, at: now)
-                }
-                waiting.insert(stored.stream)
+        for stored in events where shards.delivers(stored.stream) {
+            guard let read = reads[DeliveryShard.of(stored.stream)], stored.position > read else { continue }
+            let alreadySettled = settled.remove(stored.position) != nil
+            if unreadable[stored.stream] != nil {
+                if !alreadySettled { unreadable[stored.stream]?.owed.append(stored.position) }
+                continue
             }
+            guard let state = fold(stored, at: now, owed: !alreadySettled) else { continue }
+            if interrupted.remove(stored.position) != nil {
+                record(
+                    stored,
+                    .failed,
+                    reason: "its worker stopped while the start was on its way; a start is not sent again",
+                    at: now
+                )
+                continue
+            }
+            guard !alreadySettled, let app = apps[stored.stream.app] else { continue }
+            deliver(stored, leaving: state, topic: app.topic, at: now)
             forgetIfDone(stored.stream)
+        }
+    }
+
+    /// Renders `stored`, the newest event folded into `state`, and puts its push in its lane
+    /// (or records why it sends nothing). A `resumed` push is one held for a suspended app.
+    mutating func deliver(
+        _ stored: StoredEvent,
+        leaving state: DeliveryState,
+        topic: String,
+        resumed: Bool = false,
+        at now: Timestamp
+    ) {
+        switch renderer.render(stored, leaving: state, topic: topic) {
+        case .silent:
+            if resumed { release(stored.stream, stored.position) }
+        case .awaitingToken:
+            record(stored, .awaitingToken, at: now)
+            if resumed { release(stored.stream, stored.position) }
+        case .undeliverable(.payloadTooLarge(let size, let limit)):
+            record(stored, .undeliverable, reason: "payload of \(size) bytes over APNs' \(limit)", at: now)
+            if resumed { release(stored.stream, stored.position) }
+        case .undeliverable(.malformedToken):
+            record(stored, .undeliverable, reason: "the push token is not hexadecimal", at: now)
+            if resumed { release(stored.stream, stored.position) }
+        case .push(let request):
+            let push = ActivityLane.Push(
+                position: stored.position,
+                version: stored.event.version,
+                request: request,
+                committedAt: stored.recordedAt,
+                notBefore: now,
+                resumesHold: resumed
+            )
+            let superseded =
+                resumed
+                ? lanes[stored.stream, default: ActivityLane()].offerOlder(push)
+                : lanes[stored.stream, default: ActivityLane()].offer(push)
+            if let superseded { record(superseded, of: stored.stream, .superseded, at: now) }
+            waiting.insert(stored.stream)
         }
     }
 
     // MARK: Sending
 
     /// Pushes that may go now (at most `limit`), on lanes with nothing on the wire. Pushes that
-    /// must not go are settled here: the app has no credentials or is suspended, the token is
-    /// dead, or the push expired.
+    /// must not go are settled here: the app has no credentials or is suspended (then held), the
+    /// token is dead, or the push expired. A lane waits while its stream is unreadable, or while
+    /// its held pushes are loaded to be sent first.
     mutating func takeReady(at now: Timestamp, limit: Int) -> [Send] {
         var sends: [Send] = []
+        for stream in announced where sends.count < limit {
+            announced.remove(stream)
+            guard let push = lanes[stream]?.onTheWire, let credentials = apps[stream.app]?.credentials else { continue }
+            inFlight += 1
+            sends.append(Send(push, of: stream, credentials: credentials))
+        }
         for stream in waiting where sends.count < limit {
-            guard shards.delivers(stream), let app = apps[stream.app] else { continue }
+            guard shards.sends(stream), let app = apps[stream.app], unreadable[stream] == nil else { continue }
+            if held[stream].map({ !$0.offered }) ?? false, app.resumes { continue }
             guard let push = lanes[stream]?.next(at: now) else {
                 if lanes[stream]?.waiting == nil { waiting.remove(stream) }
                 continue
             }
             waiting.remove(stream)
-            if let outcome = refusal(of: push, of: stream, app: app, at: now) {
-                record(push, of: stream, outcome.0, reason: outcome.1, at: now)
+            if let (outcome, reason) = refusal(of: push, of: stream, app: app, at: now) {
+                record(push, of: stream, outcome, reason: reason, at: now)
                 lanes[stream]?.settle()
+                if lanes[stream]?.waiting != nil { waiting.insert(stream) }
                 forgetIfDone(stream)
                 continue
             }
+            guard let credentials = app.credentials else { continue }
+            if push.request.startsActivity && push.attempts == 0 {
+                // Recorded before it goes, so that no worker ever sends it twice.
+                record(push, of: stream, .sending, at: now)
+                announcing.insert(stream)
+                continue
+            }
             inFlight += 1
-            sends.append(
-                Send(
-                    stream: stream,
-                    position: push.position,
-                    version: push.version,
-                    request: push.request,
-                    committedAt: push.committedAt,
-                    credentials: app.credentials!,
-                    attempt: push.attempts + 1
-                )
-            )
+            sends.append(Send(push, of: stream, credentials: credentials))
         }
         return sends
+    }
+
+    /// `pending` is written: the starts it announces may go.
+    mutating func recorded(_ pending: Pending) {
+        for record in pending.records where record.outcome == .sending && announcing.remove(record.stream) != nil {
+            announced.insert(record.stream)
+        }
     }
 
     /// APNs' answer to `send` (or its absence), `latency` after it left.
@@ -205,18 +289,7 @@ struct DeliveryBook {
             }
         case .suspendApp:
             outcome = .appSuspended
-            if var app = apps[send.stream.app], !app.suspended, let updatedAt = app.credentialsUpdatedAt {
-                app.suspended = true
-                apps[send.stream.app] = app
-                pending.suspensions.append(
-                    Suspension(
-                        app: send.stream.app,
-                        status: status ?? 0,
-                        reason: reason ?? "",
-                        credentialsUpdatedAt: updatedAt
-                    )
-                )
-            }
+            suspend(send.stream.app, status: status ?? 0, reason: reason ?? "")
         case .fail:
             outcome = .failed
         }
@@ -229,12 +302,16 @@ struct DeliveryBook {
             at: now
         )
         pending.records.append(finished)
+        let onTheWire = lanes[send.stream]?.onTheWire
         if let retryAt {
             if let superseded = lanes[send.stream]?.retry(at: retryAt) {
                 record(superseded, of: send.stream, .superseded, at: now)
             }
         } else {
             lanes[send.stream]?.settle()
+            if let push = onTheWire, push.position == send.position {
+                settleHold(of: push, of: send.stream, outcome: outcome)
+            }
         }
         if lanes[send.stream]?.waiting != nil { waiting.insert(send.stream) }
         forgetIfDone(send.stream)
@@ -253,24 +330,32 @@ struct DeliveryBook {
     /// again).
     mutating func putBack(_ unrecorded: Pending) {
         recordedCursors = [:]
-        pending.records.insert(contentsOf: unrecorded.records, at: 0)
-        pending.invalidations.insert(contentsOf: unrecorded.invalidations, at: 0)
-        pending.suspensions.insert(contentsOf: unrecorded.suspensions, at: 0)
+        pending = unrecorded.followed(by: pending)
+    }
+
+    /// The notices since the last time, for the log.
+    mutating func takeNotices() -> [Notice] {
+        defer { notices = [] }
+        return notices
     }
 
     // MARK: Helpers
 
-    /// Folds one event into its stream's state; `nil` when the stream cannot be folded.
-    @discardableResult
-    private mutating func fold(_ stored: StoredEvent) -> DeliveryState? {
-        guard unreadable[stored.stream] == nil else { return nil }
+    /// Folds one event into its stream's state; `nil` (and the stream unreadable) when it does
+    /// not follow it. `owed`: the event's delivery is not settled, so it is owed once the stream
+    /// can be read again.
+    mutating func fold(_ stored: StoredEvent, at now: Timestamp, owed: Bool) -> DeliveryState? {
         do {
             let state = try DeliveryState(states[stored.stream], folding: stored.event, by: lifecycle)
             states[stored.stream] = state
             return state
         } catch {
-            unreadable[stored.stream] = "version \(stored.event.version): \(error)"
-            states[stored.stream] = nil
+            markUnreadable(
+                stored.stream,
+                "version \(stored.event.version) at position \(stored.position): \(error)",
+                owing: owed ? [stored.position] : [],
+                at: now
+            )
             return nil
         }
     }
@@ -305,18 +390,18 @@ struct DeliveryBook {
         return invalidation
     }
 
-    /// Forgets a dismissed activity once nothing of it is on its way.
-    private mutating func forgetIfDone(_ stream: StreamID) {
+    /// Forgets a dismissed activity once nothing of it is on its way or held.
+    mutating func forgetIfDone(_ stream: StreamID) {
         guard lanes[stream]?.isIdle ?? true else { return }
         lanes[stream] = nil
         waiting.remove(stream)
-        if states[stream]?.activity.state == .dismissed {
+        if states[stream]?.activity.state == .dismissed && held[stream] == nil && unreadable[stream] == nil {
             states[stream] = nil
             invalidTokens[stream] = nil
         }
     }
 
-    private mutating func record(
+    mutating func record(
         _ stored: StoredEvent,
         _ outcome: DeliveryRecord.Outcome,
         reason: String? = nil,
@@ -325,7 +410,9 @@ struct DeliveryBook {
         pending.records.append(DeliveryRecord(deciding: outcome, about: stored, reason: reason, at: now))
     }
 
-    private mutating func record(
+    /// Records a decision about a push that is not (or not again) sent, and what it means for a
+    /// hold.
+    mutating func record(
         _ push: ActivityLane.Push,
         of stream: StreamID,
         _ outcome: DeliveryRecord.Outcome,
@@ -333,5 +420,6 @@ struct DeliveryBook {
         at now: Timestamp
     ) {
         pending.records.append(DeliveryRecord(deciding: outcome, about: push, of: stream, reason: reason, at: now))
+        settleHold(of: push, of: stream, outcome: outcome)
     }
 }

@@ -5,11 +5,14 @@ import Metrics
 /// The delivery worker's metrics, made once: `liveline_deliveries_total{outcome}` counts every
 /// outcome as it is recorded (so superseded pushes and pushes waiting for a token show too);
 /// `liveline_apns_request_seconds` times each request to APNs and
-/// `liveline_delivery_commit_to_answer_seconds` each delivered push from its event's commit.
+/// `liveline_delivery_commit_to_answer_seconds` each delivered push from its event's commit;
+/// `liveline_delivery_unreadable_streams` is how many activities the worker cannot fold (their
+/// pushes wait: never more than 0 unless the log is corrupt).
 struct DeliveryMetrics: Sendable {
     private let outcomes: [DeliveryRecord.Outcome: Counter]
     private let request: Timer
     private let commitToAnswer: Timer
+    private let unreadable: Gauge
 
     init(factory: any MetricsFactory) {
         outcomes = Dictionary(
@@ -26,6 +29,12 @@ struct DeliveryMetrics: Sendable {
         )
         request = Timer(label: "liveline_apns_request_seconds", factory: factory)
         commitToAnswer = Timer(label: "liveline_delivery_commit_to_answer_seconds", factory: factory)
+        unreadable = Gauge(label: "liveline_delivery_unreadable_streams", factory: factory)
+    }
+
+    /// How many streams the worker cannot fold now.
+    func unreadableStreams(_ count: Int) {
+        unreadable.record(count)
     }
 
     /// Outcomes now in the `deliveries` table.

@@ -3,20 +3,20 @@ import CanonicalJSON
 import EventStore
 import Postgres
 
-/// The SQL of delivery: outcomes, invalidated tokens, suspensions, the shards' cursors and
-/// leases, and the prefixes of streams the worker starts reading in the middle.
+/// The SQL of delivery: outcomes, invalidated tokens, suspensions, held pushes, the shards'
+/// cursors and leases, and the histories of streams the worker folds.
 enum DeliveryQueries {
-    /// Appends outcomes, invalidations and suspensions, and moves the shards' cursors (of the
-    /// shards `worker` still holds) — in one transaction, so a cursor never passes an outcome
-    /// that is not recorded.
+    /// Appends outcomes, invalidations and suspensions, writes and deletes held pushes, and
+    /// moves the shards' cursors (of the shards `worker` still holds) — in one transaction, so a
+    /// cursor never passes an outcome (or a hold) that is not recorded.
     static func record(
-        _ records: [DeliveryRecord],
-        invalidations: [TokenInvalidation],
-        suspensions: [Suspension],
+        _ pending: DeliveryBook.Pending,
         cursors: [Int: Int64],
         worker: String,
         _ connection: Connection
     ) throws {
+        let (records, invalidations, suspensions) = (pending.records, pending.invalidations, pending.suspensions)
+        let (held, released) = pending.netHolds
         try connection.transaction { connection in
             if !records.isEmpty {
                 try connection.execute(
@@ -65,6 +65,28 @@ enum DeliveryQueries {
                     INSERT INTO delivery_suspensions (app_id, status, reason, credentials_updated_at)
                     VALUES (\(suspension.app.rawValue), \(suspension.status), \(suspension.reason),
                         \(PostgresTimestamp(suspension.credentialsUpdatedAt)))
+                    """
+                )
+            }
+            if !released.isEmpty {
+                try connection.execute(
+                    """
+                    DELETE FROM delivery_holds h
+                    USING unnest(\(PostgresArray(released.map(\.stream.app.rawValue))),
+                        \(PostgresArray(released.map(\.stream.activity.rawValue))),
+                        \(PostgresArray(released.map(\.position)))) AS r(app_id, activity_id, position)
+                    WHERE h.app_id = r.app_id AND h.activity_id = r.activity_id AND h.position = r.position
+                    """
+                )
+            }
+            if !held.isEmpty {
+                try connection.execute(
+                    """
+                    INSERT INTO delivery_holds (app_id, activity_id, position, starts_activity)
+                    SELECT * FROM unnest(\(PostgresArray(held.map(\.stream.app.rawValue))),
+                        \(PostgresArray(held.map(\.stream.activity.rawValue))), \(PostgresArray(held.map(\.position))),
+                        \(PostgresArray(held.map(\.startsActivity))))
+                    ON CONFLICT DO NOTHING
                     """
                 )
             }
@@ -158,49 +180,56 @@ enum DeliveryQueries {
         )
     }
 
-    /// Positions after `position` in `shards` whose delivery is already settled: a worker that
-    /// takes a shard over does not send them again.
+    /// Positions after `position` in `shards` whose delivery is already settled, so a worker
+    /// that takes a shard over does not send them again; and among them, starts that were
+    /// under way (`sending` and no outcome since) when their worker stopped.
     static func settledPositions(
         after position: Int64,
         in shards: Set<Int>,
         _ connection: Connection
-    ) throws
-        -> Set<Int64>
-    {
+    ) throws -> (settled: Set<Int64>, interrupted: Set<Int64>) {
         var settled: Set<Int64> = []
+        var interrupted: Set<Int64> = []
         for row in try connection.query(
             """
-            SELECT DISTINCT position, app_id, activity_id FROM deliveries
+            SELECT position, app_id, activity_id, bool_and(outcome = 'sending') FROM deliveries
             WHERE position > \(position) AND outcome <> 'retrying'
+            GROUP BY position, app_id, activity_id
             """
         ) {
             let stream = StreamID(
                 app: AppID(uncheckedRawValue: try row.decode(1)),
                 activity: ActivityID(uncheckedRawValue: try row.decode(2))
             )
-            if shards.contains(DeliveryShard.of(stream)) { settled.insert(try row.decode(0, as: Int64.self)) }
+            guard shards.contains(DeliveryShard.of(stream)) else { continue }
+            let found = try row.decode(0, as: Int64.self)
+            settled.insert(found)
+            if try row.decode(3, as: Bool.self) { interrupted.insert(found) }
         }
-        return settled
+        return (settled, interrupted)
     }
 
-    /// The events of each stream before the given version, in order, and the tokens APNs
-    /// declared dead for those streams.
-    static func prefixes(
-        before versions: [StreamID: Int],
-        _ connection: Connection
-    ) throws -> (events: [StoredEvent], invalidations: [StreamID: [String: Timestamp]]) {
-        let streams = Array(versions.keys)
+    /// Each stream's events after a version and up to a position, in order, and the tokens
+    /// APNs declared dead for those streams.
+    static func histories(_ requests: [StreamID: HistoryRequest], _ connection: Connection) throws -> StreamHistories {
+        let streams = Array(requests.keys)
         let apps = PostgresArray(streams.map(\.app.rawValue))
         let activities = PostgresArray(streams.map(\.activity.rawValue))
-        let events = try connection.query(
+        var histories = StreamHistories()
+        for row in try connection.query(
             """
             SELECT \(columnsOf: EventRow.Column.self, in: "e.")
-            FROM unnest(\(apps), \(activities), \(PostgresArray(streams.map { versions[$0]! }))) AS w(app_id, activity_id, version)
-            JOIN events e ON e.app_id = w.app_id AND e.activity_id = w.activity_id AND e.version < w.version
+            FROM unnest(\(apps), \(activities), \(PostgresArray(streams.map { requests[$0]!.afterVersion })),
+                \(PostgresArray(streams.map { requests[$0]!.throughPosition })))
+                AS w(app_id, activity_id, after_version, through_position)
+            JOIN events e ON e.app_id = w.app_id AND e.activity_id = w.activity_id AND e.version > w.after_version
+                AND e.position <= w.through_position
             ORDER BY e.app_id, e.activity_id, e.version
             """
-        ).map(EventRow.storedEvent)
-        var invalidations: [StreamID: [String: Timestamp]] = [:]
+        ) {
+            let stored = try EventRow.storedEvent(row)
+            histories.events[stored.stream, default: []].append(stored)
+        }
         for row in try connection.query(
             """
             SELECT i.app_id, i.activity_id, i.device_token, max(i.invalid_since)
@@ -213,11 +242,24 @@ enum DeliveryQueries {
                 app: AppID(uncheckedRawValue: try row.decode(0)),
                 activity: ActivityID(uncheckedRawValue: try row.decode(1))
             )
-            invalidations[stream, default: [:]][try row.decode(2)] = Timestamp(
+            histories.invalidations[stream, default: [:]][try row.decode(2)] = Timestamp(
                 try row.decode(3, as: PostgresTimestamp.self)
             )
         }
-        return (events, invalidations)
+        return histories
+    }
+
+    /// The pushes held for suspended apps, in `shards`.
+    static func holds(in shards: Set<Int>, _ connection: Connection) throws -> [Hold] {
+        try connection.query("SELECT app_id, activity_id, position, starts_activity FROM delivery_holds").compactMap {
+            row in
+            let stream = StreamID(
+                app: AppID(uncheckedRawValue: try row.decode(0)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(1))
+            )
+            guard shards.contains(DeliveryShard.of(stream)) else { return nil }
+            return Hold(stream: stream, position: try row.decode(2), startsActivity: try row.decode(3))
+        }
     }
 
     /// The app's bundle id, when its credentials were set, and the credentials a suspension names

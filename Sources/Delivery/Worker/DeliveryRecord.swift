@@ -24,9 +24,13 @@ public struct DeliveryRecord: Hashable, Sendable {
         case undeliverable
         /// Its expiration passed before it could be sent.
         case expired
+        /// A push-to-start about to be sent, recorded before it goes: a worker that takes over
+        /// after a crash finds it and never sends the start again (its delivery then fails).
+        case sending
 
-        /// Whether the event's delivery is settled by it (everything but `retrying`).
-        public var isFinal: Bool { self != .retrying }
+        /// Whether the event's delivery is settled by it (everything but `retrying` and
+        /// `sending`).
+        public var isFinal: Bool { self != .retrying && self != .sending }
     }
 
     public let position: Int64

@@ -5,8 +5,9 @@ import NIOConcurrencyHelpers
 /// Shards of the log are held under leases, so that two workers never deliver the same activity.
 extension DeliveryWorker {
     /// Keeps a fair share of the shards: renews the leases held, drains the shards over the
-    /// share, claims free ones under it.
-    func maintainLeases(_ book: NIOLockedValueBox<DeliveryBook>) async {
+    /// share, claims free ones under it. What it decides is queued for the delivery cycle, which
+    /// applies it between two reads of the log.
+    func maintainLeases(_ book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup) async {
         let worker = workerID
         let lease = configuration.lease
         while !Task.isCancelled {
@@ -21,29 +22,39 @@ extension DeliveryWorker {
                 let lost = known.subtracting(held)
                 if !lost.isEmpty {
                     logger.warning("delivery leases ran out", metadata: ["shards": "\(lost.sorted())"])
-                    book.withLockedValue { $0.drop(lost) }
+                    book.withLockedValue { $0.queue(.drop(lost)) }
                 }
                 let share = (DeliveryShard.count + max(living, 1) - 1) / max(living, 1)
                 if held.count > share {
-                    book.withLockedValue { $0.drain(Set(held.sorted().suffix(held.count - share))) }
+                    book.withLockedValue { $0.queue(.drain(Set(held.sorted().suffix(held.count - share)))) }
                 } else if held.count < share {
-                    let claimed = try await store.withConnection { connection in
+                    let adoption = try await store.withConnection { connection -> DeliveryBook.ShardChange? in
                         let claimed = try DeliveryQueries.claim(
                             share - held.count,
                             for: worker,
                             lease: lease,
                             connection
                         )
-                        let settled = try claimed.values.min().map {
-                            try DeliveryQueries.settledPositions(after: $0, in: Set(claimed.keys), connection)
-                        }
-                        return (claimed, settled ?? [])
+                        guard let lowest = claimed.values.min() else { return nil }
+                        let shards = Set(claimed.keys)
+                        let (settled, interrupted) = try DeliveryQueries.settledPositions(
+                            after: lowest,
+                            in: shards,
+                            connection
+                        )
+                        return .adopt(
+                            cursors: claimed,
+                            settled: settled,
+                            interrupted: interrupted,
+                            holds: try DeliveryQueries.holds(in: shards, connection)
+                        )
                     }
-                    if !claimed.0.isEmpty {
-                        logger.debug("took delivery shards", metadata: ["shards": "\(claimed.0.keys.sorted())"])
-                        book.withLockedValue { $0.adopt(claimed.0, settled: claimed.1) }
+                    if let adoption, case .adopt(let cursors, _, _, _) = adoption {
+                        logger.debug("took delivery shards", metadata: ["shards": "\(cursors.keys.sorted())"])
+                        book.withLockedValue { $0.queue(adoption) }
                     }
                 }
+                wakeup.signal()
             } catch is CancellationError {
                 return
             } catch {
@@ -55,9 +66,12 @@ extension DeliveryWorker {
 
     /// Records what was settled, gives every shard up and says this worker is gone, so that
     /// the others take its shards over at once (not when its heartbeat runs out).
-    func leave(_ book: NIOLockedValueBox<DeliveryBook>) async {
-        book.withLockedValue { $0.drain($0.heldShards) }
-        try? await record(book)
+    func leave(_ cycle: DeliveryCycle<DatabaseLedger>) async {
+        cycle.book.withLockedValue { book in
+            book.applyShardChanges()
+            book.drain(book.heldShards)
+        }
+        _ = try? await cycle.record()
         let worker = workerID
         try? await store.withConnection { try DeliveryQueries.leave(worker, $0) }
     }

@@ -34,8 +34,8 @@ public struct DeliveryWorker: Service {
         /// The first retry's delay; each next one doubles, up to `maximumBackoff`, with jitter.
         public var initialBackoff: Duration = .seconds(1)
         public var maximumBackoff: Duration = .seconds(60)
-        /// How long an app's credentials and suspension, once read, are trusted: new
-        /// credentials resume a suspended app within this time.
+        /// How long an app's credentials and suspension, once read, are trusted when no change
+        /// is announced (a change made through Liveline is announced to every process at once).
         public var appRefresh: Duration = .seconds(5)
         /// Outcomes are recorded (with the cursors they move) in one transaction at most this
         /// often, or at once when `recordBatch` are waiting.
@@ -85,18 +85,26 @@ public struct DeliveryWorker: Service {
         let book = NIOLockedValueBox(
             DeliveryBook(renderer: PushRenderer(policy: store.lifecycle.policy), lifecycle: store.lifecycle)
         )
+        let cycle = DeliveryCycle(
+            book: book,
+            ledger: DatabaseLedger(store: store, secretKey: secretKey, workerID: workerID, logger: logger),
+            batchSize: configuration.batchSize,
+            appRefresh: configuration.appRefresh,
+            clock: clock
+        )
         let stopping = NIOLockedValueBox(false)
         let wakeup = Wakeup()
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask { await maintainLeases(book) }
+                group.addTask { await maintainLeases(book, wakeup: wakeup) }
                 group.addTask { await relayAppends(to: wakeup) }
-                await deliver(book, stopping: stopping, wakeup: wakeup, group: &group)
+                group.addTask { await relayCredentialChanges(to: book, wakeup: wakeup) }
+                await deliver(cycle, stopping: stopping, wakeup: wakeup, group: &group)
                 group.cancelAll()
             }
             // No lease is renewed or claimed any more: leave, even when stopped by cancellation
             // (a task of its own, which the cancellation does not reach, so the pool lends).
-            await Task { await leave(book) }.value
+            await Task { await leave(cycle) }.value
         } onGracefulShutdown: {
             stopping.withLockedValue { $0 = true }
             wakeup.signal()
@@ -107,11 +115,12 @@ public struct DeliveryWorker: Service {
 
     /// Reads, sends and records until shutdown; then lets what is on the wire finish.
     private func deliver(
-        _ book: NIOLockedValueBox<DeliveryBook>,
+        _ cycle: DeliveryCycle<DatabaseLedger>,
         stopping: NIOLockedValueBox<Bool>,
         wakeup: Wakeup,
         group: inout DiscardingTaskGroup
     ) async {
+        let book = cycle.book
         var readGeneration: UInt64? = nil
         var lastRead = clock()
         var lastRecord = clock()
@@ -123,30 +132,34 @@ public struct DeliveryWorker: Service {
             do {
                 // Read when told to, when appends were announced, and once a second in any case (an
                 // announcement is a hint, never a promise).
-                let mustRead = book.withLockedValue { $0.mustRead }
+                let mustRead = book.withLockedValue { $0.mustRead || !$0.shardChanges.isEmpty }
                 if !isStopping
                     && (mustRead || generation == nil || generation != readGeneration
                         || clock() - lastRead >= .seconds(1))
                 {
-                    caughtUp = try await readLog(book)
+                    caughtUp = try await cycle.read()
                     lastRead = clock()
                     if caughtUp { readGeneration = generation }
                 }
                 if !isStopping {
-                    try await refreshApps(
-                        book.withLockedValue { $0.staleApps(at: clock(), olderThan: configuration.appRefresh) },
-                        in: book
+                    try await cycle.prepare()
+                    send(
+                        cycle.takeReady(limit: configuration.maximumInFlight - book.withLockedValue { $0.inFlight }),
+                        book,
+                        wakeup: wakeup,
+                        group: &group
                     )
-                    send(book, wakeup: wakeup, group: &group)
                 }
                 let (waiting, drained) = book.withLockedValue { ($0.unrecorded, !$0.drained.isEmpty) }
                 if drained || waiting >= configuration.recordBatch
                     || (waiting > 0 && clock() - lastRecord >= configuration.recordInterval)
                 {
-                    try await record(book)
+                    metrics.recorded(try await cycle.record())
                     lastRecord = clock()
                 }
+                report(book)
             } catch {
+                report(book)
                 logger.error("delivery failed; retrying shortly", metadata: ["error": "\(String(reflecting: error))"])
                 try? await Task.sleep(for: .seconds(1))
                 continue
@@ -156,68 +169,13 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    /// Reads the next events of the held shards and absorbs them; `true` when the log was read
-    /// to its end.
-    private func readLog(_ book: NIOLockedValueBox<DeliveryBook>) async throws -> Bool {
-        guard let position = book.withLockedValue({ $0.readPosition }) else {
-            book.withLockedValue { $0.mustRead = false }
-            return true
-        }
-        let events = try await store.events(after: position, limit: configuration.batchSize)
-        logger.trace("read the log", metadata: ["after": "\(position)", "events": "\(events.count)"])
-        let (missing, unknownApps) = book.withLockedValue {
-            ($0.missingPrefixes(in: events), $0.unknownApps(in: events))
-        }
-        if !missing.isEmpty {
-            let (prefixes, invalidations) = try await store.withConnection {
-                try DeliveryQueries.prefixes(before: missing, $0)
-            }
-            book.withLockedValue { $0.install(prefixes: prefixes, invalidations: invalidations) }
-        }
-        try await refreshApps(unknownApps, in: book)
-        let caughtUp = events.count < configuration.batchSize
-        book.withLockedValue { book in
-            book.absorb(events, at: clock())
-            // A full page leaves more to read: at once, not at the next announcement or second
-            // (events appended by a writer that announces nothing would drain a page a second).
-            book.mustRead = !caughtUp
-        }
-        return caughtUp
-    }
-
-    /// Reads what delivering these apps' pushes needs: topic, credentials, suspension.
-    private func refreshApps(_ apps: Set<AppID>, in book: NIOLockedValueBox<DeliveryBook>) async throws {
-        for app in apps {
-            guard let row = try await store.withConnection({ try DeliveryQueries.appDelivery(of: app, $0) }) else {
-                continue
-            }
-            var credentials: APNsCredentials? = nil
-            if row.credentialsUpdatedAt != nil {
-                do {
-                    credentials = try await store.apnsCredentials(of: app, openedWith: secretKey)
-                } catch EventStoreError.sealedUnderAnotherSecret {
-                    logger.error(
-                        "the app's APNs key was sealed under another LIVELINE_SECRET_KEY: set its credentials again",
-                        metadata: ["app.id": "\(app)"]
-                    )
-                }
-            }
-            let delivery = AppDelivery(
-                topic: PushRenderer.topic(for: row.bundleID),
-                credentials: credentials,
-                credentialsUpdatedAt: row.credentialsUpdatedAt,
-                suspended: row.suspendedCredentials != nil && row.suspendedCredentials == row.credentialsUpdatedAt,
-                readAt: clock()
-            )
-            book.withLockedValue { $0.learn(app, delivery) }
-        }
-    }
-
-    /// Starts the pushes that may go now, each in a child task that records its answer.
-    private func send(_ book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup, group: inout DiscardingTaskGroup) {
-        let sends = book.withLockedValue { book in
-            book.takeReady(at: clock(), limit: configuration.maximumInFlight - book.inFlight)
-        }
+    /// Starts `sends`, each in a child task that gives the book its answer.
+    private func send(
+        _ sends: [DeliveryBook.Send],
+        _ book: NIOLockedValueBox<DeliveryBook>,
+        wakeup: Wakeup,
+        group: inout DiscardingTaskGroup
+    ) {
         if !sends.isEmpty { logger.trace("sending", metadata: ["pushes": "\(sends.count)"]) }
         for send in sends {
             group.addTask {
@@ -233,39 +191,32 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    /// Records the outcomes settled so far with the cursors they allow, and gives up the
-    /// shards that finished draining.
-    func record(_ book: NIOLockedValueBox<DeliveryBook>) async throws {
-        let (pending, cursors, drained) = book.withLockedValue { book in
-            let (pending, cursors) = book.takePending()
-            return (pending, cursors, book.drained)
-        }
-        if !pending.isEmpty || !cursors.isEmpty {
-            let worker = workerID
-            do {
-                try await store.withConnection { connection in
-                    try DeliveryQueries.record(
-                        pending.records,
-                        invalidations: pending.invalidations,
-                        suspensions: pending.suspensions,
-                        cursors: cursors,
-                        worker: worker,
-                        connection
-                    )
-                }
-            } catch {
-                // Nothing was written: keep the outcomes for the next try (the cursors are
-                // computed again then).
-                book.withLockedValue { $0.putBack(pending) }
-                throw error
+    /// Logs what the book noticed (streams it cannot fold, and their recovery), and counts the
+    /// streams it cannot fold.
+    private func report(_ book: NIOLockedValueBox<DeliveryBook>) {
+        let (notices, unreadable) = book.withLockedValue { ($0.takeNotices(), $0.unreadable.count) }
+        metrics.unreadableStreams(unreadable)
+        for notice in notices {
+            switch notice {
+            case .unreadable(let stream, let reason):
+                logger.error(
+                    "delivery cannot fold an activity's log; its pushes wait while its whole history is loaded again",
+                    metadata: ["app.id": "\(stream.app)", "activity.id": "\(stream.activity)", "reason": "\(reason)"]
+                )
+            case .stillUnreadable(let stream, let reason, let retryAt):
+                logger.error(
+                    "delivery still cannot fold an activity's log; its pushes wait",
+                    metadata: [
+                        "app.id": "\(stream.app)", "activity.id": "\(stream.activity)", "reason": "\(reason)",
+                        "retry_at": "\(retryAt)",
+                    ]
+                )
+            case .readable(let stream, let owed):
+                logger.notice(
+                    "delivery folds the activity's log again and sends what it owes",
+                    metadata: ["app.id": "\(stream.app)", "activity.id": "\(stream.activity)", "pushes": "\(owed)"]
+                )
             }
-            metrics.recorded(pending.records)
-        }
-        if !drained.isEmpty {
-            let worker = workerID
-            try await store.withConnection { try DeliveryQueries.release(drained, by: worker, $0) }
-            book.withLockedValue { $0.drop(Set(drained.keys)) }
-            logger.debug("gave delivery shards up", metadata: ["shards": "\(drained.keys.sorted())"])
         }
     }
 
@@ -278,6 +229,21 @@ public struct DeliveryWorker: Service {
         if let nextRetry { timeout = min(timeout, max(.zero, nextRetry - clock())) }
         if unrecorded > 0 { timeout = min(timeout, max(.zero, lastRecord + configuration.recordInterval - clock())) }
         await wakeup.wait(timeout: timeout)
+    }
+
+    /// Turns announcements that credentials changed (in this process or another) into fresh
+    /// readings of every app before its next push, so that new credentials take effect at once.
+    private func relayCredentialChanges(to book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup) async {
+        guard let listener else { return }
+        var generation = listener.credentialsGeneration
+        while !Task.isCancelled {
+            let announced = await listener.waitForCredentials(after: generation, timeout: .seconds(1))
+            if announced != generation {
+                generation = announced
+                book.withLockedValue { $0.credentialsChanged() }
+                wakeup.signal()
+            }
+        }
     }
 
     /// Turns the listener's announcements of appends into wake-ups.

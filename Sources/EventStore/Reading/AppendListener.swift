@@ -3,11 +3,15 @@ import Postgres
 public import ServiceLifecycle
 
 /// Hears that events were appended by any Liveline process (the `AppendNotifier`'s `NOTIFY`),
-/// from a database session and a thread of its own, and wakes the readers and the deadline
-/// worker waiting for that. A wake-up means "look now", never "this is everything": a
+/// and that an app's APNs credentials changed, from a database session and a thread of its own,
+/// and wakes the readers, the deadline worker and the delivery worker waiting for that. A wake-up means "look now", never "this is everything": a
 /// notification can be lost when the session breaks (it is reopened, and every waiter woken).
 /// Run it as a `Service`.
 public struct AppendListener: Service, Sendable {
+    /// The channel a change of any app's APNs credentials is announced on (at the commit that
+    /// made it), so that every process's delivery reads it at once.
+    public static let credentialsChannel = "liveline_credentials"
+
     private let listener: NotificationListener
 
     /// - Throws: `EventStoreError.databaseFailure` when the connection string cannot be parsed.
@@ -15,7 +19,7 @@ public struct AppendListener: Service, Sendable {
         do {
             listener = try NotificationListener(
                 connectionString: connectionString,
-                channels: [AppendNotifier.channel],
+                channels: [AppendNotifier.channel, Self.credentialsChannel],
                 logger: logger
             )
         } catch let error as PostgresError {
@@ -29,6 +33,16 @@ public struct AppendListener: Service, Sendable {
 
     /// How many times appends were announced (or the session reopened) so far.
     public var generation: UInt64 { listener.generation(of: AppendNotifier.channel) }
+
+    /// How many times credentials changes were announced (or the session reopened) so far.
+    public var credentialsGeneration: UInt64 { listener.generation(of: Self.credentialsChannel) }
+
+    /// Waits until a change of credentials is announced after `generation`, or `timeout`
+    /// passes, or the task is cancelled; returns the generation then.
+    @discardableResult
+    public func waitForCredentials(after generation: UInt64, timeout: Duration) async -> UInt64 {
+        await listener.wait(on: Self.credentialsChannel, after: generation, timeout: timeout)
+    }
 
     /// Whether the session is listening (it may still be connecting, or reconnecting).
     public var isListening: Bool { listener.isListening }

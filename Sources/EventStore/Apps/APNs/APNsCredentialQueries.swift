@@ -4,7 +4,8 @@ import Postgres
 
 /// The SQL of apps' APNs credentials.
 enum APNsCredentialQueries {
-    /// Inserts or replaces the app's credentials; `false` when there is no such app.
+    /// Inserts or replaces the app's credentials; `nil` when there is no such app. Every process
+    /// hears of it when the transaction commits (`AppendListener.credentialsGeneration`).
     static func upsert(
         _ app: AppID,
         teamID: String,
@@ -24,11 +25,21 @@ enum APNsCredentialQueries {
                 public_key_sha256 = excluded.public_key_sha256, updated_at = now()
             RETURNING \(columnsOf: SummaryColumn.self)
             """
-        ).single.map(summary)
+        ).single.map(summary).map { summary in
+            try announceChange(of: app, connection)
+            return summary
+        }
     }
 
     static func delete(_ app: AppID, _ connection: Connection) throws -> Bool {
-        try connection.execute("DELETE FROM apns_credentials WHERE app_id = \(app.rawValue)") == 1
+        let deleted = try connection.execute("DELETE FROM apns_credentials WHERE app_id = \(app.rawValue)") == 1
+        if deleted { try announceChange(of: app, connection) }
+        return deleted
+    }
+
+    /// Tells every Liveline process, at commit, that the app's credentials changed.
+    private static func announceChange(of app: AppID, _ connection: Connection) throws {
+        try connection.execute("SELECT pg_notify(\(AppendListener.credentialsChannel), \(app.rawValue))")
     }
 
     static func summary(of app: AppID, _ connection: Connection) throws -> APNsCredentialSummary? {

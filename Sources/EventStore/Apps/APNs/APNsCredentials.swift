@@ -19,6 +19,8 @@ public struct APNsCredentials: Sendable, CustomStringConvertible, CustomDebugStr
     public let keyID: String
     public let environment: APNsEnvironment
     public let privateKey: P256.Signing.PrivateKey
+    /// SHA-256 of the public key (its X9.63 form): names the key without revealing it.
+    public let publicKeySHA256: [UInt8]
 
     /// Checks the credentials as an operator gives them.
     /// - Parameter privateKeyPEM: the `.p8` file from Apple's developer site: a P-256 private key
@@ -45,6 +47,7 @@ public struct APNsCredentials: Sendable, CustomStringConvertible, CustomDebugStr
                 reason: "must be a PEM-encoded P-256 private key, as in the .p8 file Apple issues"
             )
         }
+        let privateKey: P256.Signing.PrivateKey
         do {
             privateKey = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
         } catch {
@@ -54,9 +57,7 @@ public struct APNsCredentials: Sendable, CustomStringConvertible, CustomDebugStr
                 isWellFormed: true
             )
         }
-        self.teamID = teamID
-        self.keyID = keyID
-        self.environment = environment
+        self.init(teamID: teamID, keyID: keyID, environment: environment, privateKey: privateKey)
     }
 
     init(teamID: String, keyID: String, environment: APNsEnvironment, privateKey: P256.Signing.PrivateKey) {
@@ -64,11 +65,7 @@ public struct APNsCredentials: Sendable, CustomStringConvertible, CustomDebugStr
         self.keyID = keyID
         self.environment = environment
         self.privateKey = privateKey
-    }
-
-    /// SHA-256 of the public key (its X9.63 form): names the key without revealing it.
-    public var publicKeySHA256: [UInt8] {
-        Array(SHA256.hash(data: privateKey.publicKey.x963Representation))
+        publicKeySHA256 = Array(SHA256.hash(data: privateKey.publicKey.x963Representation))
     }
 
     public var description: String {

@@ -1,0 +1,55 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+import Logging
+
+/// The delivery worker's ledger: the log, the apps and the delivery tables in PostgreSQL.
+struct DatabaseLedger: DeliveryLedger {
+    let store: EventStore
+    let secretKey: SecretKey
+    let workerID: String
+    let logger: Logger
+
+    func events(after position: Int64, limit: Int) async throws -> [StoredEvent] {
+        try await store.events(after: position, limit: limit)
+    }
+
+    func histories(_ requests: [StreamID: HistoryRequest]) async throws -> StreamHistories {
+        try await store.withConnection { try DeliveryQueries.histories(requests, $0) }
+    }
+
+    func app(_ app: AppID, at now: Timestamp) async throws -> AppDelivery? {
+        guard let row = try await store.withConnection({ try DeliveryQueries.appDelivery(of: app, $0) }) else {
+            return nil
+        }
+        var credentials: APNsCredentials? = nil
+        if row.credentialsUpdatedAt != nil {
+            do {
+                credentials = try await store.apnsCredentials(of: app, openedWith: secretKey)
+            } catch EventStoreError.sealedUnderAnotherSecret {
+                logger.error(
+                    "the app's APNs key was sealed under another LIVELINE_SECRET_KEY: set its credentials again",
+                    metadata: ["app.id": "\(app)"]
+                )
+            }
+        }
+        return AppDelivery(
+            topic: PushRenderer.topic(for: row.bundleID),
+            credentials: credentials,
+            credentialsUpdatedAt: row.credentialsUpdatedAt,
+            suspended: row.suspendedCredentials != nil && row.suspendedCredentials == row.credentialsUpdatedAt,
+            readAt: now
+        )
+    }
+
+    func record(_ pending: DeliveryBook.Pending, cursors: [Int: Int64]) async throws {
+        let worker = workerID
+        try await store.withConnection { try DeliveryQueries.record(pending, cursors: cursors, worker: worker, $0) }
+    }
+
+    func release(_ cursors: [Int: Int64]) async throws {
+        let worker = workerID
+        try await store.withConnection { try DeliveryQueries.release(cursors, by: worker, $0) }
+        logger.debug("gave delivery shards up", metadata: ["shards": "\(cursors.keys.sorted())"])
+    }
+}
