@@ -193,131 +193,6 @@ struct DeliveryBook {
         }
     }
 
-    // MARK: Sending
-
-    /// Pushes that may go now (at most `limit`), on lanes with nothing on the wire. Pushes that
-    /// must not go are settled here: the app has no credentials or is suspended (then held), the
-    /// token is dead, or the push expired. A lane waits while its stream is unreadable, or while
-    /// its held pushes are loaded to be sent first.
-    mutating func takeReady(at now: Timestamp, limit: Int) -> [Send] {
-        var sends: [Send] = []
-        for stream in announced where sends.count < limit {
-            announced.remove(stream)
-            guard let push = lanes[stream]?.onTheWire, let credentials = apps[stream.app]?.credentials else { continue }
-            inFlight += 1
-            sends.append(Send(push, of: stream, credentials: credentials))
-        }
-        for stream in waiting where sends.count < limit {
-            guard shards.sends(stream), let app = apps[stream.app], unreadable[stream] == nil else { continue }
-            if held[stream].map({ !$0.offered }) ?? false, app.resumes { continue }
-            guard let push = lanes[stream]?.next(at: now) else {
-                if lanes[stream]?.waiting == nil { waiting.remove(stream) }
-                continue
-            }
-            waiting.remove(stream)
-            if let (outcome, reason) = refusal(of: push, of: stream, app: app, at: now) {
-                record(push, of: stream, outcome, reason: reason, at: now)
-                lanes[stream]?.settle()
-                if lanes[stream]?.waiting != nil { waiting.insert(stream) }
-                forgetIfDone(stream)
-                continue
-            }
-            guard let credentials = app.credentials else { continue }
-            if push.request.startsActivity && push.attempts == 0 {
-                // Recorded before it goes, so that no worker ever sends it twice.
-                record(push, of: stream, .sending, at: now)
-                announcing.insert(stream)
-                continue
-            }
-            inFlight += 1
-            sends.append(Send(push, of: stream, credentials: credentials))
-        }
-        return sends
-    }
-
-    /// `pending` is written: the starts it announces may go.
-    mutating func recorded(_ pending: Pending) {
-        for record in pending.records where record.outcome == .sending && announcing.remove(record.stream) != nil {
-            announced.insert(record.stream)
-        }
-    }
-
-    /// APNs' answer to `send` (or its absence), `latency` after it left.
-    @discardableResult
-    mutating func finish(
-        _ send: Send,
-        response: APNsResponse,
-        latency: Duration,
-        at now: Timestamp,
-        backoff: (Int) -> Duration
-    ) -> DeliveryRecord {
-        inFlight -= 1
-        let verdict = APNsVerdict(response)
-        let status = response.status
-        var reason = response.reason
-        let outcome: DeliveryRecord.Outcome
-        var retryAt: Timestamp? = nil
-        switch verdict {
-        case .delivered:
-            outcome = .delivered
-        case .retry where send.request.startsActivity && status == nil:
-            // APNs may have received it: a second start could start a second activity.
-            outcome = .failed
-            reason = (reason ?? "no answer") + "; a start is not sent again once APNs may have received it"
-        case .retry:
-            let time = now + backoff(send.attempt)
-            if send.attempt < maximumAttempts && time < send.request.expiration {
-                outcome = .retrying
-                retryAt = time
-            } else {
-                outcome = .failed
-            }
-        case .invalidateToken(let since):
-            outcome = .tokenInvalidated
-            let since = since ?? now
-            if let deviceToken = send.request.deviceToken {
-                invalidTokens[send.stream, default: [:]][deviceToken] = since
-                pending.invalidations.append(
-                    invalidation(
-                        of: send,
-                        deviceToken: deviceToken,
-                        status: status ?? 0,
-                        reason: reason ?? "",
-                        since: since
-                    )
-                )
-            }
-        case .suspendApp:
-            outcome = .appSuspended
-            suspend(send.stream.app, status: status ?? 0, reason: reason ?? "")
-        case .fail:
-            outcome = .failed
-        }
-        let finished = DeliveryRecord(
-            attempt: send,
-            outcome,
-            status: status,
-            reason: reason,
-            latency: latency,
-            at: now
-        )
-        pending.records.append(finished)
-        let onTheWire = lanes[send.stream]?.onTheWire
-        if let retryAt {
-            if let superseded = lanes[send.stream]?.retry(at: retryAt) {
-                record(superseded, of: send.stream, .superseded, at: now)
-            }
-        } else {
-            lanes[send.stream]?.settle()
-            if let push = onTheWire, push.position == send.position {
-                settleHold(of: push, of: send.stream, outcome: outcome)
-            }
-        }
-        if lanes[send.stream]?.waiting != nil { waiting.insert(send.stream) }
-        forgetIfDone(send.stream)
-        return finished
-    }
-
     /// Hands the outcomes to record over, with the cursors that moved since the last time.
     mutating func takePending() -> (Pending, cursors: [Int: Int64]) {
         defer { pending = Pending() }
@@ -362,7 +237,7 @@ struct DeliveryBook {
 
     /// What to record of a token APNs declared dead: an activity's push token, or the
     /// push-to-start token its remote start went to (as registered, in its device's slot).
-    private func invalidation(
+    func invalidation(
         of send: Send,
         deviceToken: String,
         status: Int,
