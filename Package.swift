@@ -201,6 +201,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -308,6 +309,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ActivityLifecycle",
                 "CanonicalJSON",
+                "EmbeddedPostgres",
                 "Delivery",
                 "LocalAPNs",
                 "EventLogTools",

@@ -22,6 +22,10 @@ public struct EventStore: Sendable {
     /// Where commands wait for a writer.
     let commands: CommandQueue
 
+    /// Whether the database can be reached; each outage is logged once when it begins and once
+    /// when it ends, with the requests refused meanwhile (`DatabaseOutage.refused`).
+    public var outage: DatabaseOutage { pool.outage }
+
     /// - Parameters:
     ///   - pool: the database's connections, set up by the process that owns them.
     ///   - writers: how many of the pool's connections may run batches of commands at once;

@@ -1,4 +1,5 @@
 public import ActivityLifecycle
+public import Logging
 import Postgres
 
 /// Failures of the store that are not rejections by a rule. The database's own errors arrive
@@ -94,4 +95,15 @@ public struct DatabaseFailure: Hashable, Sendable {
     public let message: String
     /// Everything known (SQLSTATE, detail, hint, the statement), for logs.
     public let details: String
+}
+
+extension Logger {
+    /// Logs a background step that failed and will be tried again: at `error`, or at `debug` when
+    /// the database could not be reached — the pool logs the outage itself, once
+    /// (`DatabaseOutage`), and a line per attempt would bury it.
+    public func retrying(_ message: @autoclosure () -> Logger.Message, after error: any Error) {
+        let level: Logger.Level =
+            if case EventStoreError.databaseUnavailable = error { .debug } else { .error }
+        log(level: level, message(), metadata: ["error": "\(String(reflecting: error))"])
+    }
 }

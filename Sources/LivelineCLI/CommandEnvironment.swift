@@ -9,6 +9,7 @@ import Hummingbird
 import LivelineHTTP
 import Logging
 import Metrics
+import NIOCore
 import Postgres
 import Prometheus
 import ServiceLifecycle
@@ -80,7 +81,12 @@ struct CommandEnvironment {
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
         let client = try secretKey.map { _ in try makeAPNsClient(apns) }
-        let delivery = deliveryServices(store: store, listener: listener, secretKey: secretKey, client: client)
+        let (delivery, deliveryHealth) = deliveryServices(
+            store: store,
+            listener: listener,
+            secretKey: secretKey,
+            client: client
+        )
         return try buildApplication(
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             api: APIDependencies(
@@ -92,31 +98,47 @@ struct CommandEnvironment {
                 channels: secretKey.flatMap { key in
                     client.map { ChannelManager(store: store, client: $0, secretKey: key) }
                 },
-                metrics: registry
+                metrics: registry,
+                delivery: deliveryHealth
             ),
             services: before + [pool, listener, notifier, worker] + delivery,
             logger: logger
         )
     }
 
-    /// The APNs client (for channel management too) and the delivery worker, unless delivery is
-    /// off; neither without a secret key (`client` is `nil` then).
+    /// Runs `app` until it is stopped. An address it cannot listen on (taken, not this host's, or
+    /// a port below 1024 without the right) ends it with one line that names the address.
+    func run(_ app: some ApplicationProtocol) async throws {
+        do {
+            try await app.runService()
+        } catch let error as IOError where [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(error.errnoCode) {
+            throw ConfigurationError(
+                "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(error.errnoCode))) "
+                    + "(set LIVELINE_HOST and LIVELINE_PORT)"
+            )
+        }
+    }
+
+    /// The APNs client (for channel management too) and the delivery worker, with what the
+    /// worker tells `/readyz`, unless delivery is off; neither without a secret key (`client` is
+    /// `nil` then).
     private func deliveryServices(
         store: EventStore,
         listener: AppendListener,
         secretKey: SecretKey?,
         client: APNsClient?
-    ) -> [any Service] {
+    ) -> (services: [any Service], health: DeliveryHealth?) {
         guard let secretKey, let client else {
             logger.notice(
                 "delivery to APNs is off: set LIVELINE_SECRET_KEY so the apps' APNs keys can be stored and opened"
             )
-            return []
+            return ([], nil)
         }
         guard configuration.delivery else {
             logger.notice("delivery to APNs is off (LIVELINE_DELIVERY=off)")
-            return [client]
+            return ([client], nil)
         }
+        let health = DeliveryHealth()
         var deliveryConfiguration = DeliveryWorker.Configuration()
         deliveryConfiguration.maximumInFlight = configuration.deliveryInFlight
         let worker = DeliveryWorker(
@@ -125,9 +147,10 @@ struct CommandEnvironment {
             secretKey: secretKey,
             listener: listener,
             configuration: deliveryConfiguration,
-            logger: logger
+            logger: logger,
+            health: health
         )
-        return [client, worker]
+        return ([client, worker], health)
     }
 
     /// A client of APNs (`apns`, or the configured hosts), with the configured deadline.

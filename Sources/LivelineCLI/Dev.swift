@@ -88,7 +88,7 @@ struct Dev: AsyncParsableCommand {
                 apns: .local(baseURL: apns.baseURL, trustedCertificatePEM: apns.certificatePEM),
                 runningAfter: services
             )
-            try await app.runService()
+            try await environment.run(app)
         }
     }
 }

@@ -19,7 +19,7 @@ struct Serve: AsyncParsableCommand {
                 adminKey: environment.configuration.adminKey,
                 secretKey: environment.configuration.secretKey
             )
-            try await app.runService()
+            try await environment.run(app)
         }
     }
 }

@@ -25,6 +25,8 @@ public struct APIDependencies: Sendable {
     public var channels: ChannelManager?
     /// Served at `/metrics`; the process's metrics factory should write into it.
     public var metrics: PrometheusCollectorRegistry
+    /// What the delivery worker reports to `/readyz`; `nil` when delivery is off.
+    public var delivery: DeliveryHealth?
     /// The time commands are decided at.
     public var clock: @Sendable () -> Timestamp
 
@@ -36,6 +38,7 @@ public struct APIDependencies: Sendable {
         secretKey: SecretKey? = nil,
         channels: ChannelManager? = nil,
         metrics: PrometheusCollectorRegistry,
+        delivery: DeliveryHealth? = nil,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) {
         self.store = store
@@ -45,6 +48,7 @@ public struct APIDependencies: Sendable {
         self.secretKey = secretKey
         self.channels = channels
         self.metrics = metrics
+        self.delivery = delivery
         self.clock = clock
     }
 }
@@ -80,7 +84,7 @@ public func buildApplication(
         on: operations,
         configuration: .init(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
         middlewares: [
-            ProblemResponses(logger: logger), PlainHeaders(),
+            ProblemResponses(logger: logger, outage: dependencies.store.outage), PlainHeaders(),
             AuthenticationMiddleware(authenticator: authenticator),
             StrictJSONBodies(maximumBodySize: maximumRequestBodySize), OwnJSONOperations(api: api),
         ]

@@ -11,6 +11,7 @@ extension LivelineAPI {
             app: app,
             limit: try Self.limit(input.query.limit, default: 100, maximum: 1000)
         )
+        if events.isEmpty && after > 0 { try await requireWithinLog(after) }
         return .ok(
             .init(body: .json(.init(events: events.map { .init($0) }, nextAfter: events.last?.position ?? after)))
         )
@@ -25,8 +26,17 @@ extension LivelineAPI {
             return position
         }
         let after = try lastEventID ?? Self.position(input.query.after, field: "after") ?? 0
+        // Before the answer's 200: a database that cannot be reached is a 503, not a cut stream.
+        try await requireWithinLog(after)
         let stream = EventFeedStream(store: store, listener: dependencies.listener, app: app, after: after)
         return .ok(.init(body: .textEventStream(HTTPBody(stream, length: .unknown, iterationBehavior: .single))))
+    }
+
+    /// Refuses a position beyond the end of the log: a reader that would otherwise wait, without
+    /// knowing, for events this log will number differently.
+    private func requireWithinLog(_ position: Int64) async throws {
+        let end = try await store.lastPosition()
+        guard position <= end else { throw Problem.positionBeyondLog(position, end: end) }
     }
 
     private static func position(_ value: Int64?, field: String) throws -> Int64? {

@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import Delivery
 import EventStore
 import HTTPTypes
 import Logging
@@ -15,8 +16,8 @@ extension LivelineAPI {
         let status: Migrator.Status
         do {
             status = try await dependencies.migrator.status()
-        } catch let error as EventStoreError {
-            logger.warning("readiness check failed", metadata: ["error": "\(String(reflecting: error))"])
+        } catch EventStoreError.databaseFailure(let failure) {
+            logger.warning("readiness check failed", metadata: ["error": "\(failure.details)"])
             throw Problem.databaseUnavailable
         } catch let error as MigrationError {
             throw Problem(.serviceUnavailable, code: "migrations_mismatch", detail: error.description)
@@ -28,6 +29,15 @@ extension LivelineAPI {
                 code: "migrations_pending",
                 detail: "Migrations not applied yet: \(pending). Run `liveline migrate`."
             )
+        }
+        let unreadable = dependencies.delivery?.unreadableStreams ?? 0
+        guard unreadable == 0 else {
+            let degradation = Components.Schemas.Degradation(
+                code: "delivery_unreadable_streams",
+                detail: "Delivery cannot fold the log of \(unreadable) activities: their pushes wait while their "
+                    + "histories are loaded again. The error log names them and says why."
+            )
+            return .ok(.init(body: .json(.init(status: "degraded", degraded: [degradation]))))
         }
         return .ok(.init(body: .json(.init(status: "ready"))))
     }

@@ -204,6 +204,17 @@ extension Problem {
         )
     }
 
+    static func positionBeyondLog(_ position: Int64, end: Int64) -> Problem {
+        Problem(
+            .conflict,
+            code: "position_beyond_log",
+            detail: "Position \(position) is beyond the end of this log (position \(end)): the events read "
+                + "before came from a log this database does not have (a restore or a failover?). "
+                + "Read again from a position at or below \(end).",
+            details: ["position": .number(JSONNumber(position)), "end": .number(JSONNumber(end))]
+        )
+    }
+
     static let databaseUnavailable = Problem(
         .serviceUnavailable,
         code: "database_unavailable",

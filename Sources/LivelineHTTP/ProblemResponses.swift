@@ -6,12 +6,16 @@ import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
+import Postgres
 
 /// The outermost OpenAPI middleware: answers every error of an operation — bad input found by
 /// the generated decoders, refusals of the handlers, failures of the database — with a problem.
-/// An error it does not know is logged and answered 500 without its internals.
+/// An error it does not know is logged and answered 500 without its internals. A request
+/// refused because the database cannot be reached is counted in the outage, which is logged
+/// once, not once per request.
 struct ProblemResponses: ServerMiddleware {
     let logger: Logger
+    let outage: DatabaseOutage
 
     func intercept(
         _ request: HTTPRequest,
@@ -37,10 +41,7 @@ struct ProblemResponses: ServerMiddleware {
         case let decoding as DecodingError:
             return Self.problem(for: decoding)
         case EventStoreError.databaseUnavailable(let failure):
-            logger.warning(
-                "database unavailable",
-                metadata: ["operation": "\(operationID)", "error": "\(failure.details)"]
-            )
+            outage.refused(failure.details)
             return .databaseUnavailable
         case let storeError as EventStoreError:
             if let problem = Problem(storeError) { return problem }

@@ -13,6 +13,9 @@ import Synchronization
 /// - A connection found broken (for example after a PostgreSQL restart) is reset before it is
 ///   lent again, or dropped when it breaks during use, so the pool heals without a restart.
 ///
+/// - An outage (no connection can be opened) is logged once when it begins and once when it
+///   ends (`outage`).
+///
 /// Run it as a `Service` in the application's `ServiceGroup` so it closes after the services
 /// that use it, or call `shutdown()` when done.
 public final class ConnectionPool: Service, Sendable {
@@ -30,6 +33,8 @@ public final class ConnectionPool: Service, Sendable {
     }
 
     public let configuration: Configuration
+    /// Whether the database can be reached, as the pool last saw it; logs each outage once.
+    public let outage: DatabaseOutage
     private let logger: Logger
     private let threads: NIOThreadPool
     private let timers: any EventLoop
@@ -42,6 +47,7 @@ public final class ConnectionPool: Service, Sendable {
         try ConnectionString.validate(configuration.connectionString)
         self.configuration = configuration
         self.logger = logger
+        self.outage = DatabaseOutage(logger: logger)
         self.threads = NIOThreadPool(numberOfThreads: configuration.maximumConnections)
         self.threads.start()
         self.timers = MultiThreadedEventLoopGroup.singleton.any()
@@ -91,11 +97,16 @@ public final class ConnectionPool: Service, Sendable {
             do {
                 connection = try lease.prepare(connectionString: connectionString)
             } catch {
+                if let error = error as? PostgresError, error.isConnectionFailure {
+                    self.outage.unreachable(error.debugDescription)
+                }
                 self.giveBack(nil)
                 then(body(.failure(error)))
                 return
             }
             let result = body(.success(connection))
+            // The session answered (whatever it answered): the database can be reached.
+            if connection.isIdle { self.outage.reached() }
             self.giveBack(connection)
             then(result)
         }

@@ -76,11 +76,12 @@ struct DeliveryFixture {
         }
     }
 
-    /// One worker until cancelled, logging to `logger`.
+    /// One worker until cancelled, logging to `logger`, reporting to `health`.
     func runWorker(
         configuration: DeliveryWorker.Configuration = DeliveryFixture.quick,
         logger: Logger = TestDatabase.logger,
-        metrics: any MetricsFactory = MetricsSystem.factory
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        health: DeliveryHealth = DeliveryHealth()
     ) async throws {
         let listener = try AppendListener(connectionString: database, logger: logger)
         let client = try APNsClient(
@@ -96,7 +97,8 @@ struct DeliveryFixture {
                 listener: listener,
                 configuration: configuration,
                 logger: logger,
-                metrics: metrics
+                metrics: metrics,
+                health: health
             )
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }

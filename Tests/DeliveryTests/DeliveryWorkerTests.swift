@@ -351,8 +351,8 @@ import Testing
     }
 
     @Test func thePrivateKeyAppearsInNoLogLineAndNoError() async throws {
-        let lines = NIOLockedValueBox<[String]>([])
-        let logger = Logger(label: "delivery") { _ in RecordingLogHandler(lines: lines) }
+        let recorder = LogRecorder()
+        let logger = recorder.logger(label: "delivery")
         try await DeliveryFixture.run { fixture, store in
             let token = DeliveryFixture.token(10)
             let stream = try await fixture.activityWithToken("secret", token: token, in: store)
@@ -372,7 +372,7 @@ import Testing
                 key.rawRepresentation.base64EncodedString(),
                 key.rawRepresentation.map { String(format: "%02x", $0) }.joined(),
             ]
-            let logged = lines.withLockedValue { $0 }
+            let logged = recorder.lines
             #expect(logged.contains { $0.contains("minted an APNs provider token") })
             let reasons = try await store.deliveries(of: stream).compactMap(\.reason)
             for secret in secrets {
@@ -380,22 +380,5 @@ import Testing
                 #expect(!reasons.contains { $0.contains(secret) })
             }
         }
-    }
-}
-
-/// Keeps every log line, with its metadata, as text.
-struct RecordingLogHandler: LogHandler {
-    let lines: NIOLockedValueBox<[String]>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-        lines.withLockedValue { $0.append("\(event.level) \(event.message) \(merged)") }
     }
 }

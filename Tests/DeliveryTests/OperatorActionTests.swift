@@ -5,6 +5,7 @@ import Delivery
 import EventStore
 import LocalAPNs
 import Postgres
+import TestSupport
 import Testing
 
 /// Delivery where operators touch it (issue #38): restarts and handovers while a push is
@@ -138,6 +139,43 @@ import Testing
     }
 }
 
+extension OperatorActionTests {
+    /// A log that cannot be folded (written around Liveline: an event whose version does not
+    /// follow) must never be skipped silently, nor hold up the other activities.
+    @Test func anActivityWhoseLogCannotBeFoldedIsAnErrorAndADegradationAndTheOthersGoOn() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            let recorder = LogRecorder()
+            let health = DeliveryHealth()
+            let broken = try await fixture.activityWithToken("broken", token: DeliveryFixture.token(13), in: store)
+            let fine = try await fixture.activityWithToken("fine", token: DeliveryFixture.token(14), in: store)
+            try fixture.execute(
+                """
+                INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at)
+                VALUES (pg_current_xact_id()::text::bigint * 65536, \(broken.app.rawValue), \(broken.activity.rawValue),
+                        9, 'activity.became_stale', 'system', now())
+                """
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await fixture.runWorker(logger: recorder.logger(label: "delivery"), health: health)
+                }
+                try await fixture.execute(DeliveryFixture.update(1), on: fine, in: store)
+                try await fixture.eventually("the other activity's update is delivered") {
+                    fixture.steps(receivedBy: DeliveryFixture.token(14)) == [1]
+                }
+                try await fixture.eventually("the unfoldable activity is counted") { health.unreadableStreams == 1 }
+                group.cancelAll()
+            }
+            #expect(
+                recorder.lines.contains {
+                    $0.hasPrefix("error delivery cannot fold an activity's log") && $0.contains("broken")
+                },
+                "\(recorder.lines.filter { $0.hasPrefix("error") })"
+            )
+        }
+    }
+}
+
 extension DeliveryFixture {
     /// An app's credentials trusted for a minute: only an announced change is seen sooner.
     static let slowAppRefresh: DeliveryWorker.Configuration = {
@@ -171,5 +209,10 @@ extension DeliveryFixture {
     private func count(_ sql: PostgresQuery) throws -> Int {
         let connection = try Connection.connect(database)
         return try connection.query(sql).single.map { Int(try $0.decode(0, as: Int64.self)) } ?? -1
+    }
+
+    /// Runs `sql` on the database, around Liveline.
+    func execute(_ sql: PostgresQuery) throws {
+        try Connection.connect(database).execute(sql)
     }
 }

@@ -23,7 +23,7 @@ struct DevTests {
         // First start: a new cluster; the printed curl creates an activity.
         let first = try LivelineProcess.start(["dev"], database: nil, environment: environment)
         defer { first.terminate() }  // should the test stop early
-        try await Loopback.waitUntilReady(port: port)
+        try await Loopback.waitUntilReady(first, port: port)
         let printed = first.outputSoFar
         let command = try #require(Self.curlCommand(in: printed), "no curl command in:\n\(printed)")
         let created = try await Self.shell("\(command) -w ' %{http_code}'", curl: curl)
@@ -37,7 +37,7 @@ struct DevTests {
         // Second start on the same folder: the same database, a new key for the same demo app.
         let second = try LivelineProcess.start(["dev"], database: nil, environment: environment)
         defer { second.terminate() }
-        try await Loopback.waitUntilReady(port: port)
+        try await Loopback.waitUntilReady(second, port: port)
         let key = try #require(Self.demoKey(in: second.outputSoFar))
         #expect(key != Self.demoKey(in: printed))
         let status = try await TestClient.withClient(host: "127.0.0.1", port: port) { client in

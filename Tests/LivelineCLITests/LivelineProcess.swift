@@ -60,6 +60,13 @@ final class LivelineProcess: Sendable {
         (try? String(contentsOf: folder.appending(path: "out"), encoding: .utf8)) ?? ""
     }
 
+    /// What the process has written to standard error so far.
+    var errorsSoFar: String {
+        (try? String(contentsOf: folder.appending(path: "err"), encoding: .utf8)) ?? ""
+    }
+
+    var isRunning: Bool { process.isRunning }
+
     /// Sends SIGTERM, as a service manager does to stop a service, unless the process has ended.
     func terminate() {
         if process.isRunning { process.terminate() }

@@ -15,15 +15,20 @@ enum Loopback {
         return port
     }
 
-    /// Waits until the server on `port` answers `/readyz` with 200, for up to a minute.
-    static func waitUntilReady(port: Int) async throws {
+    /// Waits until `server` answers `/readyz` on `port` with 200, for up to a minute; a server
+    /// that ends meanwhile (it could not bind, say) is a failure that shows what it printed.
+    static func waitUntilReady(_ server: LivelineProcess, port: Int) async throws {
         for _ in 0..<600 {
             let ready = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
                 try await client.get("/readyz").status == .ok
             }
             if ready == true { return }
+            guard server.isRunning else {
+                Issue.record("the server for port \(port) ended before it was ready:\n\(server.errorsSoFar)")
+                return
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("the server on port \(port) was not ready within a minute")
+        Issue.record("the server on port \(port) was not ready within a minute:\n\(server.errorsSoFar)")
     }
 }

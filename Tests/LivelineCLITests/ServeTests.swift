@@ -1,7 +1,9 @@
+import EventStore
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import NIOPosix
 import Postgres
 import Synchronization
 import TestSupport
@@ -27,7 +29,7 @@ struct ServeTests {
             environment: ["LIVELINE_PORT": "\(port)", "LIVELINE_LOG_LEVEL": "warning"]
         )
         defer { server.terminate() }  // should the test stop early
-        try await Loopback.waitUntilReady(port: port)
+        try await Loopback.waitUntilReady(server, port: port)
 
         // A client follows the event stream, which never ends on its own; eight clients request
         // activities one after another until the server stops answering; the server is told to
@@ -77,6 +79,29 @@ struct ServeTests {
             }
         }
         #expect(Set(acknowledged).isSubset(of: Set(recorded)))
+    }
+
+    @Test("a port that is taken: serve exits 1 with one line on standard error that names it")
+    func portTaken() async throws {
+        let database = try await TestDatabase.makeMigrated()
+        let taken = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(taken.localAddress?.port)
+        let server = try LivelineProcess.start(
+            ["serve"],
+            database: database,
+            environment: [
+                "LIVELINE_HOST": "127.0.0.1", "LIVELINE_PORT": "\(port)", "LIVELINE_LOG_LEVEL": "warning",
+                // Delivery on, so that its workers stop too when the server cannot start.
+                "LIVELINE_SECRET_KEY": SecretKey.random(),
+            ]
+        )
+        let outcome = try await server.finish()
+        try await taken.close()
+        #expect(outcome.status == 1)
+        #expect(outcome.errors.split(separator: "\n").count == 1, "\(outcome.errors)")
+        #expect(outcome.errors.hasPrefix("liveline: error: "), "\(outcome.errors)")
+        #expect(outcome.errors.contains("\(port)"), "\(outcome.errors)")
     }
 
     /// Requests activities on one connection until the connection fails; returns the ids that

@@ -45,6 +45,7 @@ struct APIFixture: Sendable {
         migrations: [Migration]? = nil,
         secretKey: SecretKey? = nil,
         apns: LocalAPNs? = nil,
+        delivery: DeliveryHealth? = nil,
         _ body: @Sendable (APIFixture) async throws -> Void
     ) async throws {
         let database = if let database { database } else { try await TestDatabase.makeMigrated() }
@@ -77,6 +78,7 @@ struct APIFixture: Sendable {
                     client.map { ChannelManager(store: store, client: $0, secretKey: key) }
                 },
                 metrics: metrics,
+                delivery: delivery,
                 clock: { clock.now }
             ),
             services: [pool, listener, notifier] + (client.map { [$0] } ?? []),

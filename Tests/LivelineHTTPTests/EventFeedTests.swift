@@ -1,8 +1,10 @@
 import ActivityLifecycle
 import CanonicalJSON
+import EmbeddedPostgres
 import EventStore
 import Foundation
 import Glibc
+import HTTPTypes
 import HummingbirdTesting
 import TestSupport
 import Testing
@@ -76,6 +78,53 @@ struct EventFeedTests {
                 try ServerSentEvents.read(port: port, key: key, lastEventID: received[2].id, count: 2)
             }
             #expect(resumed.map(\.id) == Array(received[3...].map(\.id)))
+        }
+    }
+}
+
+extension EventFeedTests {
+    @Test("A position beyond the end of the log is answered 409 position_beyond_log, by the feed and the stream")
+    func positionBeyondTheLog() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp(maxOpen: 10)
+            _ = try await app.client.requestActivity(
+                body: .json(.init(activityId: activityID("b0"), activityType: "T", contentState: .empty))
+            ).created
+            let end = try await app.client.readEventFeed().ok.body.json.nextAfter
+            let feed = try await api.send(.get, "/v1/events?after=\(end + 1000)", key: app.key.key)
+            #expect(feed.status == .conflict)
+            let refused = try problem(feed)
+            #expect(refused.code == "position_beyond_log")
+            #expect(refused.detail("end") == .number(JSONNumber(end)))
+            let stream = try await api.send(
+                .get,
+                "/v1/events/stream",
+                key: app.key.key,
+                headers: [HTTPField.Name("Last-Event-ID")!: "\(end + 1000)"]
+            )
+            #expect(stream.status == .conflict)
+            #expect(try problem(stream).code == "position_beyond_log")
+            // At the end of the log, the feed is an empty page.
+            let atEnd = try await app.client.readEventFeed(query: .init(after: end)).ok.body.json
+            #expect(atEnd.events.isEmpty && atEnd.nextAfter == end)
+        }
+    }
+
+    @Test("A stream opened while PostgreSQL is down is answered 503 database_unavailable, not a 200 that is cut")
+    func streamWhileTheDatabaseIsDown() async throws {
+        try await TestDatabase.withPrivateCluster { cluster in
+            let database = cluster.url(database: cluster.defaultDatabase)
+            try await TestDatabase.migrate(database)
+            try await APIFixture.run(database: database) { api in
+                let app = try await api.makeApp(maxOpen: 10)
+                // The key is remembered now: only the stream itself can find the database down.
+                _ = try await app.client.readEventFeed().ok
+                try await TestDatabase.offCooperativePool { try cluster.stop() }
+                let stream = try await api.send(.get, "/v1/events/stream", key: app.key.key)
+                #expect(stream.status == .serviceUnavailable)
+                #expect(try problem(stream).code == "database_unavailable")
+                try await TestDatabase.offCooperativePool { try cluster.restart() }
+            }
         }
     }
 }

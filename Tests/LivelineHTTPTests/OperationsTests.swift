@@ -9,6 +9,8 @@ import OpenAPIRuntime
 import TestSupport
 import Testing
 
+@testable import Delivery
+
 @Suite("Operations: health, readiness, metrics and the OpenAPI document over real HTTP")
 struct OperationsTests {
     static let unreachable = "host=/nonexistent-liveline-socket dbname=none"
@@ -26,6 +28,21 @@ struct OperationsTests {
         try await APIFixture.run { api in
             let status = try await api.client(key: nil).getReadiness().ok.body.json.status
             #expect(status == "ready")
+        }
+    }
+
+    @Test("/readyz answers 200 degraded, and says why, while delivery cannot fold some activities' logs")
+    func degraded() async throws {
+        let health = DeliveryHealth()
+        try await APIFixture.run(delivery: health) { api in
+            #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
+            health.report(unreadableStreams: 2)
+            let body = try await api.client(key: nil).getReadiness().ok.body.json
+            #expect(body.status == "degraded")
+            #expect(body.degraded?.map(\.code) == ["delivery_unreadable_streams"])
+            #expect(body.degraded?.first?.detail.contains("of 2 activities") == true)
+            health.report(unreadableStreams: 0)
+            #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
         }
     }
 

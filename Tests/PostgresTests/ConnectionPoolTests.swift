@@ -156,6 +156,37 @@ struct ConnectionPoolTests {
         }
     }
 
+    @Test("an outage is two lines in the log, however much fails meanwhile: when it begins, and when it ends")
+    func outageLoggedOnce() async throws {
+        try await TestDatabase.withPrivateCluster { cluster in
+            let recorder = LogRecorder()
+            let pool = try ConnectionPool(
+                configuration: .init(connectionString: cluster.url(database: cluster.defaultDatabase)),
+                logger: recorder.logger(label: "pool")
+            )
+            try await pool.using { pool in
+                try await pool.withConnection { try $0.execute("SELECT 1") }
+                #expect(!pool.outage.isOngoing)
+                try await TestDatabase.offCooperativePool { try cluster.stop() }
+                for _ in 0..<20 {
+                    await #expect(throws: PostgresError.self) {
+                        try await pool.withConnection { try $0.execute("SELECT 1") }
+                    }
+                    pool.outage.refused("a request")
+                }
+                #expect(pool.outage.isOngoing)
+                try await TestDatabase.offCooperativePool { try cluster.restart() }
+                for _ in 0..<5 { try await pool.withConnection { try $0.execute("SELECT 1") } }
+                #expect(!pool.outage.isOngoing)
+            }
+            let outage = recorder.lines.filter { $0.contains("reached") }
+            #expect(outage.count == 2, "\(outage)")
+            #expect(outage.first?.hasPrefix("warning the database cannot be reached") == true, "\(outage)")
+            #expect(outage.last?.hasPrefix("notice the database can be reached again") == true, "\(outage)")
+            #expect(outage.last?.contains(#""requests_refused": 20"#) == true, "\(outage)")
+        }
+    }
+
     @Test("a shut-down pool refuses new work")
     func shutDown() async throws {
         let pool = try ConnectionPool(configuration: .init(connectionString: database), logger: TestDatabase.logger)

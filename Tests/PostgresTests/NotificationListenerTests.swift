@@ -81,7 +81,13 @@ struct NotificationListenerTests {
             let before = listener.generation(of: "events")
             try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
                 try await pool.withConnection {
-                    try $0.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'")
+                    // Only this test's database: other tests' listeners share the cluster.
+                    try $0.execute(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE datname = current_database() AND query LIKE 'LISTEN%'
+                        """
+                    )
                 }
             }
             let afterReconnect = await listener.wait(on: "events", after: before, timeout: .seconds(60))

@@ -55,10 +55,10 @@ extension DeliveryWorker {
                     }
                 }
                 wakeup.signal()
-            } catch is CancellationError {
-                return
             } catch {
-                logger.error("renewing delivery leases failed", metadata: ["error": "\(String(reflecting: error))"])
+                // Cancelled: the process stops (the pool may be shut down already); nothing to say.
+                if Task.isCancelled { return }
+                logger.retrying("renewing delivery leases failed", after: error)
             }
             try? await Task.sleep(for: configuration.leaseRenewal)
         }

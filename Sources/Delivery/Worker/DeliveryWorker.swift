@@ -54,12 +54,14 @@ public struct DeliveryWorker: Service {
     let workerID: String
     let logger: Logger
     let metrics: DeliveryMetrics
+    let health: DeliveryHealth
 
     /// - Parameters:
     ///   - secretKey: opens the apps' sealed APNs keys.
     ///   - listener: wakes the worker when events are appended; without one it polls.
     ///   - metrics: `liveline_deliveries_total{outcome}`, `liveline_apns_request_seconds`,
-    ///     `liveline_delivery_commit_to_answer_seconds`.
+    ///     `liveline_delivery_commit_to_answer_seconds`, `liveline_delivery_unreadable_streams`.
+    ///   - health: what `/readyz` is told.
     public init(
         store: EventStore,
         client: APNsClient,
@@ -68,7 +70,8 @@ public struct DeliveryWorker: Service {
         configuration: Configuration = Configuration(),
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
         logger: Logger,
-        metrics: any MetricsFactory = MetricsSystem.factory
+        metrics: any MetricsFactory = MetricsSystem.factory,
+        health: DeliveryHealth = DeliveryHealth()
     ) {
         self.store = store
         self.client = client
@@ -79,6 +82,7 @@ public struct DeliveryWorker: Service {
         self.workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         self.logger = logger
         self.metrics = DeliveryMetrics(factory: metrics)
+        self.health = health
     }
 
     public func run() async throws {
@@ -160,7 +164,8 @@ public struct DeliveryWorker: Service {
                 report(book)
             } catch {
                 report(book)
-                logger.error("delivery failed; retrying shortly", metadata: ["error": "\(String(reflecting: error))"])
+                if Task.isCancelled { break }
+                logger.retrying("delivery failed; retrying shortly", after: error)
                 try? await Task.sleep(for: .seconds(1))
                 continue
             }
@@ -192,10 +197,11 @@ public struct DeliveryWorker: Service {
     }
 
     /// Logs what the book noticed (streams it cannot fold, and their recovery), and counts the
-    /// streams it cannot fold.
+    /// streams it cannot fold (for `/metrics` and `/readyz`).
     private func report(_ book: NIOLockedValueBox<DeliveryBook>) {
         let (notices, unreadable) = book.withLockedValue { ($0.takeNotices(), $0.unreadable.count) }
         metrics.unreadableStreams(unreadable)
+        health.report(unreadableStreams: unreadable)
         for notice in notices {
             switch notice {
             case .unreadable(let stream, let reason):

@@ -60,13 +60,10 @@ public struct DeadlineWorker: Service {
             }
             let wait = try await store.earliestDeadline().map { $0 - clock() } ?? .seconds(3600)
             await sleep(upTo: max(wait, .zero), after: generation)
-        } catch is CancellationError {
-            return
         } catch {
-            logger.error(
-                "applying deadlines failed; retrying shortly",
-                metadata: ["error": "\(String(reflecting: error))"]
-            )
+            // Cancelled: the process stops (the pool may be shut down already); nothing to say.
+            if Task.isCancelled { return }
+            logger.retrying("applying deadlines failed; retrying shortly", after: error)
             await sleep(upTo: .seconds(1), after: generation)
         }
     }

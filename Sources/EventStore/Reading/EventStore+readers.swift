@@ -33,6 +33,12 @@ extension EventStore {
         }
     }
 
+    /// The position of the newest event in the log: 0 when the log is empty. A reader's
+    /// position above it was not read from this log.
+    public func lastPosition() async throws -> Int64 {
+        try await withConnection { try ReadingQueries.lastPosition($0) }
+    }
+
     /// An app's activities, newest first, optionally in one state, a page at a time.
     ///
     /// - Parameter cursor: `nil` for the first page; then the `next` of the previous page.

@@ -125,6 +125,10 @@ enum ReadingQueries {
         ).map(EventRow.storedEvent)
     }
 
+    static func lastPosition(_ connection: Connection) throws -> Int64 {
+        try connection.query("SELECT coalesce(max(position), 0)::bigint FROM events").single?.decode(0) ?? 0
+    }
+
     static func rejections(
         of app: AppID,
         activity: ActivityID?,
