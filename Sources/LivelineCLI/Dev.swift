@@ -43,15 +43,28 @@ struct Dev: AsyncParsableCommand {
             let store = EventStore(pool: pool, lifecycle: Lifecycle(policy: environment.lifecyclePolicy))
             let demo = try await DevelopmentKeys.demoAppKey(store: store)
             let secret = try configuration.secretKey ?? DevelopmentAPNs.secret(under: configuration.devDataDirectory)
-            let apns = try await DevelopmentAPNs.start()
-            services.append(LocalAPNsService(server: apns))
-            try await DevelopmentAPNs.configureDemoApp(
-                demo.app,
-                bundleID: DevelopmentKeys.demoBundleID,
-                on: apns,
-                store: store,
-                secret: secret
-            )
+            // Pushes go to a local APNs in this process, unless LIVELINE_APNS_SANDBOX_URL names
+            // another (`liveline local-apns` in a process of its own, say): then to the configured
+            // hosts, with the demo app's credentials left as they are.
+            let external = configuration.apnsSandboxURL != APNsConfiguration.appleSandboxURL
+            var apnsLine = "\(configuration.apnsSandboxURL) (LIVELINE_APNS_SANDBOX_URL) receives the sandbox pushes"
+            var apns: APNsConfiguration? = nil
+            if !external {
+                let server = try await DevelopmentAPNs.start()
+                services.append(LocalAPNsService(server: server))
+                try await DevelopmentAPNs.configureDemoApp(
+                    demo.app,
+                    bundleID: DevelopmentKeys.demoBundleID,
+                    on: server,
+                    store: store,
+                    secret: secret
+                )
+                apns = .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM)
+                apnsLine = """
+                    a local APNs at \(server.baseURL) receives every push (printed below as
+                                         "local APNs → device …"); the demo app's credentials point at it
+                    """
+            }
             let base = "http://\(configuration.host):\(configuration.port)"
             let token = DevelopmentAPNs.demoDeviceToken
             let auth = "-H 'Authorization: Bearer \(demo.secret)' -H 'Content-Type: application/json'"
@@ -64,8 +77,7 @@ struct Dev: AsyncParsableCommand {
                       database:      \(databaseURL)
                       admin key:     \(adminKey)\(configuration.adminKey == nil ? "  (new each start; set LIVELINE_ADMIN_KEY to keep one)" : "")
                       app "\(demo.app)":    key \(demo.secret)  (issued now; shown once)
-                      APNs:          a local APNs at \(apns.baseURL) receives every push (printed below as
-                                     "local APNs → device …"); the demo app's credentials point at it
+                      APNs:          \(apnsLine)
                     Try: request an activity, register the device's push token, update it, see the delivery:
                       curl -s -X POST \(base)/v1/activities \(auth) \\
                         -d '{"activityId":"order-1","activityType":"Delivery","contentState":{"eta":"12:30","stage":"packed"}}'
@@ -85,7 +97,7 @@ struct Dev: AsyncParsableCommand {
                 migrator: migrator,
                 adminKey: adminKey,
                 secretKey: secret,
-                apns: .local(baseURL: apns.baseURL, trustedCertificatePEM: apns.certificatePEM),
+                apns: apns,
                 runningAfter: services
             )
             try await environment.run(app)

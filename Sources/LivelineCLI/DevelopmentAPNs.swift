@@ -16,21 +16,24 @@ enum DevelopmentAPNs {
     /// The device token the printed curl commands register.
     static let demoDeviceToken = String(repeating: "a1b2c3d4", count: 8)
 
-    /// Starts the local APNs; each push it accepts is printed as a device would receive it, and
-    /// each broadcast as every device on its channel would.
-    static func start() async throws -> LocalAPNs {
-        try await LocalAPNs.start(onAccept: { accepted in
-            let line =
-                switch accepted {
-                case .push(let push):
-                    "device \(push.deviceToken.prefix(8))…: priority \(push.priority) "
-                        + String(decoding: push.body, as: UTF8.self)
-                case .broadcast(let broadcast):
-                    "channel \(broadcast.channelID): priority \(broadcast.priority) "
-                        + String(decoding: broadcast.body, as: UTF8.self)
-                }
-            FileHandle.standardOutput.write(Data("local APNs → \(line)\n".utf8))
-        })
+    /// Starts the local APNs on `host:port` (`0`: any free port); when `printing`, each push it
+    /// accepts is printed as a device would receive it, and each broadcast as every device on its
+    /// channel would.
+    static func start(host: String = "127.0.0.1", port: Int = 0, printing: Bool = true) async throws -> LocalAPNs {
+        try await LocalAPNs.start(host: host, port: port, onAccept: printing ? Self.print : nil)
+    }
+
+    @Sendable private static func print(_ accepted: LocalAPNs.Accepted) {
+        let line =
+            switch accepted {
+            case .push(let push):
+                "device \(push.deviceToken.prefix(8))…: priority \(push.priority) "
+                    + String(decoding: push.body, as: UTF8.self)
+            case .broadcast(let broadcast):
+                "channel \(broadcast.channelID): priority \(broadcast.priority) "
+                    + String(decoding: broadcast.body, as: UTF8.self)
+            }
+        FileHandle.standardOutput.write(Data("local APNs → \(line)\n".utf8))
     }
 
     /// A new key for the demo app, registered with `server` and stored as the app's credentials.
