@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Delivery under load. A release `liveline dev` (its private PostgreSQL, default durability, and
-# its local APNs over HTTP/2 and TLS in the same process) with $ACTIVITIES activities of the demo
-# app, each with a push token; wrk (a second process) sends content updates. One server, its
+# Delivery under load. A release `liveline dev` (its private PostgreSQL, default durability)
+# delivering to a local APNs over HTTP/2 and TLS in a process of its own (`liveline local-apns`,
+# so that the APNs side's TLS and checks are not in the server's CPU; `--apns server` puts it back
+# in the server's process, as before 2026-11-26), with $ACTIVITIES activities of the demo app,
+# each with a push token; wrk (a third process) sends content updates. CPU is counted per
+# process: the server (Liveline alone), PostgreSQL, the local APNs. One server, its
 # delivery switched by restarting it with or without LIVELINE_DELIVERY=off (the data stays):
 #   2. a backlog drained: BACKLOG more activities, each with a push token and one update, are
 #      accepted with delivery off; the server restarts with delivery on and sends them all, with
@@ -21,8 +24,9 @@
 # by newer content (latest wins). Figures go to BENCHMARKS.md.
 #   scripts/benchmark-delivery.sh [--connections 32] [--seconds 20] [--rate 1000] [--pool 16]
 #                                 [--backlog 10000] [--rounds 3] [--broadcasts 20] [--cases "1 2 3 4 5"]
-#                                 [--binary PATH]
-# --binary runs another build of liveline (an older commit's, to measure a change in pairs).
+#                                 [--apns process|server] [--binary PATH]
+# --binary runs another build of liveline (an older commit's, to measure a change in pairs; with
+# --apns process it needs `liveline local-apns`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +38,7 @@ BACKLOG=10000
 ROUNDS=3
 BROADCASTS=20
 CASES="1 2 3 4 5"
+APNS=process
 BINARY=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -45,14 +50,50 @@ while [[ $# -gt 0 ]]; do
         --rounds) ROUNDS="$2"; shift 2 ;;
         --broadcasts) BROADCASTS="$2"; shift 2 ;;
         --cases) CASES="$2"; shift 2 ;;
+        --apns) APNS="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--broadcasts N] [--cases \"1 2 3 4 5\"] [--binary PATH]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--broadcasts N] [--cases \"1 2 3 4 5\"] [--apns process|server] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
+[[ $APNS == process || $APNS == server ]] || { echo "--apns is process or server" >&2; exit 2; }
 source scripts/lib/http-server.sh
 require_load_tools
 use_release_build
-trap stop_server EXIT
+
+# start_local_apns: `liveline local-apns` in a process of its own, accepting a new key of the
+# demo app; sets APNS_PID, APNS_DIR, and APNS_ENV (which points the server at it).
+APNS_PID=""
+APNS_DIR=""
+start_local_apns() {
+    local port=18443 secret
+    APNS_DIR="$(mktemp -d /tmp/liveline-apns-bench-XXXXXX)"
+    openssl ecparam -name prime256v1 -genkey -noout | openssl pkcs8 -topk8 -nocrypt -out "$APNS_DIR/AuthKey.p8"
+    "$BINARY" local-apns --port "$port" --team-id BENCHTEAM1 --key-id BENCHKEY01 --bundle-id com.example.demo \
+        --key-file "$APNS_DIR/AuthKey.p8" --certificate-file "$APNS_DIR/apns.pem" --quiet \
+        > "$APNS_DIR/out" 2> "$APNS_DIR/err" &
+    APNS_PID=$!
+    for _ in $(seq 1 100); do grep -q listening "$APNS_DIR/out" && break; sleep 0.1; done
+    grep -q listening "$APNS_DIR/out" || { cat "$APNS_DIR/err" >&2; exit 1; }
+    secret="$(openssl rand -base64 32)"
+    APNS_ENV="LIVELINE_SECRET_KEY=$secret LIVELINE_APNS_CA_FILE=$APNS_DIR/apns.pem LIVELINE_APNS_SANDBOX_URL=https://127.0.0.1:$port"
+    APNS_ENV+=" LIVELINE_APNS_BROADCAST_SANDBOX_URL=https://127.0.0.1:$port LIVELINE_APNS_CHANNELS_SANDBOX_URL=https://127.0.0.1:$port"
+}
+
+# use_local_apns: gives the demo app the key the local APNs accepts.
+use_local_apns() {
+    env $APNS_ENV DATABASE_URL="$DATABASE_URL" "$BINARY" apps apns set demo --team-id BENCHTEAM1 \
+        --key-id BENCHKEY01 --key-file "$APNS_DIR/AuthKey.p8" --environment sandbox > /dev/null
+}
+
+cleanup() {
+    stop_server
+    if [[ -n "$APNS_PID" ]]; then kill -INT "$APNS_PID" 2> /dev/null || true; wait "$APNS_PID" 2> /dev/null || true; fi
+    [[ -z "$APNS_DIR" ]] || rm -rf "$APNS_DIR"
+}
+trap cleanup EXIT
+
+# apns_ticks: CPU ticks of the local APNs' process (0 when it runs in the server's).
+apns_ticks() { if [[ -n "$APNS_PID" ]]; then process_ticks "$APNS_PID"; else echo 0; fi; }
 
 # deliveries_since T0 T1 SECONDS: what the worker recorded for pushes attempted in [T0, T1].
 deliveries_since() {
@@ -134,22 +175,27 @@ delivery_off() {
 # log's last event (at most 5 minutes); prints the deliveries made, their rate from the first
 # attempt to the last, and the CPU per delivery.
 drain() {
-    local head started server postgres delivered superseded other span
+    local head started server postgres apns delivered superseded other span
     head="$(sql 'SELECT max(position) FROM events')"
     SERVER_ENV="" restart_server "$BINARY" "$POOL"
     DELIVERING=true
     started="$(sql 'SELECT now()')"
     server=$(process_ticks "$SERVER")
     postgres=$(postgres_ticks)
+    apns=$(apns_ticks)
     caught_up "$head"
     server=$(($(process_ticks "$SERVER") - server))
     postgres=$(($(postgres_ticks) - postgres))
+    apns=$(($(apns_ticks) - apns))
     read -r delivered superseded other <<< "$(deliveries_since "$started" infinity)"
     span="$(sql "SELECT extract(epoch FROM max(attempted_at) - min(attempted_at)) FROM deliveries WHERE attempted_at >= '$started'")"
     awk -v d="$delivered" -v sup="$superseded" -v o="$other" -v span="$span" -v server="$server" \
-        -v postgres="$postgres" -v tick="$(getconf CLK_TCK)" 'BEGIN {
+        -v postgres="$postgres" -v apns="$apns" -v where="$APNS" -v tick="$(getconf CLK_TCK)" 'BEGIN {
             printf "  delivered %d in %.2f s: %.0f/s; superseded %d, other outcomes %d\n", d, span, d / span, sup, o
-            printf "  CPU per delivery: server %.0f µs, PostgreSQL %.0f µs\n", 1e6 * server / tick / d, 1e6 * postgres / tick / d
+            printf "  CPU per delivery: server %.0f µs (target <= 60 with the local APNs out of process), PostgreSQL %.0f µs", \
+                1e6 * server / tick / d, 1e6 * postgres / tick / d
+            if (where == "process") printf ", local APNs %.0f µs", 1e6 * apns / tick / d
+            printf "\n"
         }'
 }
 
@@ -210,7 +256,10 @@ wants() { [[ " $CASES " == *" $1 "* ]]; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 echo "activities: $ACTIVITIES, connections: $CONNECTIONS, seconds per run: $SECONDS_PER_RUN, server pool: $POOL, backlog: $BACKLOG, rounds: $ROUNDS"
+echo "APNs: $([[ $APNS == process ]] && echo "a local APNs in a process of its own" || echo "the local APNs in the server's process")"
+[[ $APNS == server ]] || start_local_apns
 SERVER_ENV="LIVELINE_DELIVERY=off" start_server "$BINARY" "$POOL" demo
+[[ $APNS == server ]] || use_local_apns
 if wants 2; then
     echo "2. a backlog of $BACKLOG updates (each of its own activity) accepted with delivery off, then drained"
     seed_backlog

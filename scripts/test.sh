@@ -39,8 +39,9 @@ if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     done
 fi
 [ "$status" -eq 0 ] || exit "$status"
-# The HTTP API against its OpenAPI document, with every check schemathesis has.
-scripts/fuzz-api.sh --max-examples 20
+# The HTTP API against its OpenAPI document, with every check schemathesis has (a few minutes;
+# stopped after 20 should it hang).
+timeout --kill-after=30s 20m scripts/fuzz-api.sh --max-examples 20
 # The benchmarks are a package of their own (Benchmarks/), so that testing does not build their
 # harness; they must still build against the code they measure.
 build --package-path Benchmarks

@@ -111,11 +111,14 @@ struct CommandEnvironment {
     func run(_ app: some ApplicationProtocol) async throws {
         do {
             try await app.runService()
-        } catch let error as IOError where [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(error.errnoCode) {
-            throw ConfigurationError(
-                "cannot listen on \(configuration.host):\(configuration.port): \(String(cString: strerror(error.errnoCode))) "
-                    + "(set LIVELINE_HOST and LIVELINE_PORT)"
+        } catch {
+            throw cannotListen(
+                on: configuration.host,
+                port: configuration.port,
+                error,
+                "set LIVELINE_HOST and LIVELINE_PORT"
             )
+                ?? error
         }
     }
 
@@ -267,6 +270,17 @@ func reportingFailures(exitCode: ExitCode = .failure, _ body: () async throws ->
         FileHandle.standardError.write(Data("liveline: error: \(oneLine(error))\n".utf8))
         throw exitCode
     }
+}
+
+/// `error` as one line naming the address, when it is a failure to listen on `host:port` (taken,
+/// not this host's, or a port below 1024 without the right); `nil` for any other error.
+func cannotListen(on host: String, port: Int, _ error: any Error, _ hint: String) -> ConfigurationError? {
+    guard let error = error as? IOError, [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(error.errnoCode) else {
+        return nil
+    }
+    return ConfigurationError(
+        "cannot listen on \(host):\(port): \(String(cString: strerror(error.errnoCode))) (\(hint))"
+    )
 }
 
 /// An error in words an operator can act on: the database's own message rather than the

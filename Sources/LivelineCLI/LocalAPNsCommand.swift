@@ -52,7 +52,12 @@ struct LocalAPNsCommand: AsyncParsableCommand {
             } catch {
                 throw ConfigurationError("\(keyFile) is not a readable .p8 file of a P-256 private key")
             }
-            let server = try await DevelopmentAPNs.start(host: host, port: port, printing: !quiet)
+            let server: LocalAPNs
+            do {
+                server = try await DevelopmentAPNs.start(host: host, port: port, printing: !quiet)
+            } catch {
+                throw cannotListen(on: host, port: port, error, "choose another --port") ?? error
+            }
             server.register(teamID: teamID, keyID: keyID, publicKey: key.publicKey, bundleID: bundleID)
             guard FileManager.default.createFile(atPath: certificateFile, contents: Data(server.certificatePEM.utf8))
             else {

@@ -3,6 +3,7 @@ import CanonicalJSON
 import Crypto
 import EventStore
 import Foundation
+import NIOCore
 import Postgres
 import TestSupport
 import Testing
@@ -18,9 +19,8 @@ struct LocalAPNsCommandTests {
         let keyFile = folder.appending(path: "AuthKey.p8")
         let certificate = folder.appending(path: "apns.pem")
         try Data(key.pemRepresentation.utf8).write(to: keyFile)
-        let apnsPort = try await Loopback.freePort()
         let apns = try LivelineProcess.start(
-            ["local-apns", "--port", "\(apnsPort)", "--team-id", "TEAM000001", "--key-id", "KEY0000001"]
+            ["local-apns", "--port", "0", "--team-id", "TEAM000001", "--key-id", "KEY0000001"]
                 + [
                     "--key-file", keyFile.path, "--bundle-id", "com.example.game", "--certificate-file",
                     certificate.path,
@@ -29,6 +29,10 @@ struct LocalAPNsCommandTests {
         )
         defer { apns.terminate() }
         try await Self.waitFor("the local APNs listens", in: apns) { $0.contains("local APNs listening at") }
+        let address = try #require(
+            apns.outputSoFar.split(separator: "\n").first { $0.hasPrefix("local APNs listening at ") }?
+                .dropFirst("local APNs listening at ".count)
+        )
 
         // The app, its credentials (the same key), an activity with a token and an update.
         let database = try await TestDatabase.makeMigrated()
@@ -65,7 +69,7 @@ struct LocalAPNsCommandTests {
             database: database,
             environment: [
                 "LIVELINE_PORT": "\(try await Loopback.freePort())", "LIVELINE_SECRET_KEY": secret,
-                "LIVELINE_APNS_SANDBOX_URL": "https://127.0.0.1:\(apnsPort)", "LIVELINE_APNS_CA_FILE": certificate.path,
+                "LIVELINE_APNS_SANDBOX_URL": String(address), "LIVELINE_APNS_CA_FILE": certificate.path,
             ]
         )
         defer { server.terminate() }
@@ -77,6 +81,23 @@ struct LocalAPNsCommandTests {
         apns.terminate()
         let stopped = try await apns.finish()
         #expect(stopped.status == 0, "\(stopped.errors)")
+    }
+
+    @Test("a port that is taken is one line on standard error that names it")
+    func portTaken() async throws {
+        let (taken, port) = try await Loopback.takenPort()
+        let key = FileManager.default.temporaryDirectory.appending(path: "AuthKey-\(UUID().uuidString).p8")
+        try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: key)
+        defer { try? FileManager.default.removeItem(at: key) }
+        let outcome = try await LivelineProcess.start(
+            ["local-apns", "--port", "\(port)", "--team-id", "T", "--key-id", "K", "--key-file", key.path]
+                + ["--bundle-id", "b", "--certificate-file", "/tmp/unused.pem"],
+            database: nil
+        ).finish()
+        try await taken.close()
+        #expect(outcome.status == 1)
+        #expect(outcome.errors.hasPrefix("liveline: error: cannot listen on 127.0.0.1:\(port): "), "\(outcome.errors)")
+        #expect(outcome.errors.split(separator: "\n").count == 1, "\(outcome.errors)")
     }
 
     @Test("a key file that is not a P-256 private key is one line on standard error")

@@ -15,6 +15,13 @@ enum Loopback {
         return port
     }
 
+    /// A port something listens on (until the channel returned is closed).
+    static func takenPort() async throws -> (any Channel, Int) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        return (channel, try #require(channel.localAddress?.port))
+    }
+
     /// Waits until `server` answers `/readyz` on `port` with 200, for up to a minute; a server
     /// that ends meanwhile (it could not bind, say) is a failure that shows what it printed.
     static func waitUntilReady(_ server: LivelineProcess, port: Int) async throws {

@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import NIOPosix
 import Postgres
 import Synchronization
 import TestSupport
@@ -84,9 +83,7 @@ struct ServeTests {
     @Test("a port that is taken: serve exits 1 with one line on standard error that names it")
     func portTaken() async throws {
         let database = try await TestDatabase.makeMigrated()
-        let taken = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(taken.localAddress?.port)
+        let (taken, port) = try await Loopback.takenPort()
         let server = try LivelineProcess.start(
             ["serve"],
             database: database,

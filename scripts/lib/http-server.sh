@@ -55,8 +55,9 @@ use_release_build() {
 
 # launch_server BINARY POOL: runs `liveline dev` on the cluster under $DATA (made by the first
 # launch, found again by the next) and waits until it is ready; sets SERVER and DATABASE_URL.
+# APNS_ENV adds the variables that point it at another APNs (see start_local_apns).
 launch_server() {
-    env ${SERVER_ENV:-} LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" \
+    env ${SERVER_ENV:-} ${APNS_ENV:-} LIVELINE_DEV_DATA="$DATA" LIVELINE_PORT="$PORT" LIVELINE_ADMIN_KEY="$ADMIN" \
         LIVELINE_LOG_LEVEL=warning LIVELINE_POOL_SIZE="$2" "$1" dev > "$DATA/server.out" 2> "$DATA/server.err" &
     SERVER=$!
     for _ in $(seq 1 120); do
@@ -68,7 +69,7 @@ launch_server() {
 }
 
 # restart_server BINARY POOL: stops the server gracefully and launches it again on the same
-# cluster and data (SERVER_ENV as set now).
+# cluster and data (SERVER_ENV and APNS_ENV as set now).
 restart_server() {
     kill -INT "$SERVER"
     wait "$SERVER" || { echo "the server exited with status $?" >&2; tail -n 40 "$DATA/server.err" >&2; exit 1; }

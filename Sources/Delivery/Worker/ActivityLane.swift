@@ -91,6 +91,12 @@ struct ActivityLane {
 
     /// The earliest position not yet settled in this lane, but for held pushes offered again.
     var earliestPosition: Int64? {
-        [onTheWire, waiting, afterStart].compactMap { $0 }.filter { !$0.resumesHold }.map(\.position).min()
+        // Without an array in between: the worker asks this of every lane each time it records.
+        var earliest: Int64? = nil
+        for push in [onTheWire, waiting, afterStart] {
+            guard let push, !push.resumesHold else { continue }
+            earliest = min(earliest ?? push.position, push.position)
+        }
+        return earliest
     }
 }

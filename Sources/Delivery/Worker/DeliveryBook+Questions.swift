@@ -10,21 +10,23 @@ extension DeliveryBook {
 
     /// Draining shards with nothing on the wire, with the cursors to give them up at.
     var drained: [Int: Int64] {
+        guard shards.anyDraining else { return [:] }
         let busy = Set(lanes.filter { $0.value.onTheWire != nil }.keys.map(DeliveryShard.of))
         return cursors.filter { shards.isDraining($0.key) && !busy.contains($0.key) }
     }
 
     /// Each shard's cursor: just before its earliest unsettled push (or the earliest push an
     /// unreadable stream owes), or as far as it was read.
+    /// Costs a look at every lane: asked when recording, not on every turn of the loop.
     var cursors: [Int: Int64] {
         var cursors = shards.readPositions
-        let unsettled =
-            lanes.compactMap { stream, lane in lane.earliestPosition.map { (stream, $0) } }
-            + unreadable.compactMap { stream, unreadable in unreadable.owed.min().map { (stream, $0) } }
-        for (stream, earliest) in unsettled {
+        func holdBack(_ stream: StreamID, at earliest: Int64?) {
+            guard let earliest else { return }
             let shard = DeliveryShard.of(stream)
             cursors[shard] = min(cursors[shard] ?? earliest - 1, earliest - 1)
         }
+        for (stream, lane) in lanes { holdBack(stream, at: lane.earliestPosition) }
+        for (stream, unreadable) in unreadable { holdBack(stream, at: unreadable.owed.min()) }
         return cursors
     }
 
@@ -37,10 +39,9 @@ extension DeliveryBook {
     /// and suspended apps with pushes waiting (read again before each push is refused, so that
     /// new credentials resume at once).
     func staleApps(at now: Timestamp, olderThan age: Duration) -> Set<AppID> {
-        let waitingApps = Set(waiting.map(\.app))
-        return waitingApps.union(held.keys.map(\.app)).filter { app in
+        Set(waiting.apps.keys).union(held.keys.map(\.app)).filter { app in
             guard let known = apps[app] else { return true }
-            return (known.suspended && waitingApps.contains(app)) || now - known.readAt >= age
+            return (known.suspended && waiting.apps[app] != nil) || now - known.readAt >= age
         }
     }
 
@@ -66,15 +67,13 @@ extension DeliveryBook {
         return nil
     }
 
-    /// When the earliest retry comes due, if one waits.
-    var nextRetry: Timestamp? {
-        waiting.compactMap { lanes[$0]?.waiting?.notBefore }.min()
-    }
-
-    /// How much is waiting to be recorded: outcomes, and cursors that moved.
+    /// How much is waiting to be recorded: outcomes, and one more when the log was read further
+    /// since the last time (the cursors may move). Asked on every turn of the loop, so without
+    /// computing the cursors: a push that settles is an outcome to record, and the cursors it
+    /// lets move are computed when that is recorded.
     var unrecorded: Int {
-        pending.records.count + pending.invalidations.count + pending.suspensions.count
-            + pending.holds.count + cursors.filter { recordedCursors[$0.key] != $0.value }.count
+        pending.records.count + pending.invalidations.count + pending.suspensions.count + pending.holds.count
+            + (shards.readPositions == recordedReadPositions ? 0 : 1)
     }
 
 }

@@ -9,27 +9,38 @@ extension DeliveryBook {
     /// must not go are settled here: the app has no credentials or is suspended (then held), the
     /// token is dead, or the push expired. A lane waits while its stream is unreadable, or while
     /// its held pushes are loaded to be sent first.
+    ///
+    /// It looks at the waiting streams only until `limit` pushes go (a backlog of thousands is
+    /// not walked on every turn of the loop), and notes the earliest retry time it passes by.
     mutating func takeReady(at now: Timestamp, limit: Int) -> [Send] {
         var sends: [Send] = []
-        for stream in announced where sends.count < limit {
+        for stream in announced {
+            guard sends.count < limit else { break }
             announced.remove(stream)
             guard let push = lanes[stream]?.onTheWire, let credentials = apps[stream.app]?.credentials else { continue }
             inFlight += 1
             sends.append(Send(push, of: stream, credentials: credentials))
         }
-        for stream in waiting where sends.count < limit {
+        if let due = nextRetry, due <= now { nextRetry = nil }
+        // Streams leaving `waiting`, and pushes refused: changed after the walk, so that the set
+        // walked is never copied.
+        var leaving: [StreamID] = []
+        var refused: [(StreamID, ActivityLane.Push, DeliveryRecord.Outcome, String?)] = []
+        for stream in waiting {
+            guard sends.count < limit else { break }
             guard shards.sends(stream), let app = apps[stream.app], unreadable[stream] == nil else { continue }
             if held[stream].map({ !$0.offered }) ?? false, app.resumes { continue }
             guard let push = lanes[stream]?.next(at: now) else {
-                if lanes[stream]?.waiting == nil { waiting.remove(stream) }
+                if let lane = lanes[stream], let retried = lane.waiting {
+                    if lane.onTheWire == nil { nextRetry = min(nextRetry ?? retried.notBefore, retried.notBefore) }
+                } else {
+                    leaving.append(stream)
+                }
                 continue
             }
-            waiting.remove(stream)
+            leaving.append(stream)
             if let (outcome, reason) = refusal(of: push, of: stream, app: app, at: now) {
-                record(push, of: stream, outcome, reason: reason, at: now)
-                lanes[stream]?.settle()
-                if lanes[stream]?.waiting != nil { waiting.insert(stream) }
-                forgetIfDone(stream)
+                refused.append((stream, push, outcome, reason))
                 continue
             }
             guard let credentials = app.credentials else { continue }
@@ -41,6 +52,13 @@ extension DeliveryBook {
             }
             inFlight += 1
             sends.append(Send(push, of: stream, credentials: credentials))
+        }
+        for stream in leaving { waiting.remove(stream) }
+        for (stream, push, outcome, reason) in refused {
+            record(push, of: stream, outcome, reason: reason, at: now)
+            lanes[stream]?.settle()
+            if lanes[stream]?.waiting != nil { waiting.insert(stream) }
+            forgetIfDone(stream)
         }
         return sends
     }
@@ -114,6 +132,7 @@ extension DeliveryBook {
         pending.records.append(finished)
         let onTheWire = lanes[send.stream]?.onTheWire
         if let retryAt {
+            nextRetry = min(nextRetry ?? retryAt, retryAt)
             if let superseded = lanes[send.stream]?.retry(at: retryAt) {
                 record(superseded, of: send.stream, .superseded, at: now)
             }

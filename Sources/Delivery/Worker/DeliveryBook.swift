@@ -24,7 +24,10 @@ struct DeliveryBook {
     var shards = HeldShards()
     var states: [StreamID: DeliveryState] = [:]
     var lanes: [StreamID: ActivityLane] = [:]
-    var waiting: Set<StreamID> = []
+    var waiting = WaitingStreams()
+    /// When the earliest push waiting for its retry time may go, as far as the book has seen
+    /// (`takeReady` and `finish` keep it): the worker sleeps no longer.
+    var nextRetry: Timestamp?
     var invalidTokens: [StreamID: [String: Timestamp]] = [:]
     var settled: Set<Int64> = []
     var apps: [AppID: AppDelivery] = [:]
@@ -45,8 +48,9 @@ struct DeliveryBook {
     var announced: Set<StreamID> = []
     /// Positions after the adopted cursors whose start was under way when its worker stopped.
     var interrupted: Set<Int64> = []
-    /// The cursors as last handed over to be recorded.
+    /// The cursors as last handed over to be recorded, and how far the shards were read then.
     var recordedCursors: [Int: Int64] = [:]
+    var recordedReadPositions: [Int: Int64] = [:]
     /// Set when shards are adopted, and while a read stops short of the log's end (a full
     /// page): the log must be read again at once, whether or not anything was announced since.
     var mustRead = true
@@ -198,6 +202,7 @@ struct DeliveryBook {
         defer { pending = Pending() }
         let moved = cursors.filter { recordedCursors[$0.key] != $0.value }
         recordedCursors.merge(moved) { $1 }
+        recordedReadPositions = shards.readPositions
         return (pending, moved)
     }
 
@@ -205,6 +210,7 @@ struct DeliveryBook {
     /// again).
     mutating func putBack(_ unrecorded: Pending) {
         recordedCursors = [:]
+        recordedReadPositions = [:]
         pending = unrecorded.followed(by: pending)
     }
 

@@ -37,6 +37,9 @@ struct HeldShards {
         catchingUp = []
     }
 
+    /// Whether any shard is draining.
+    var anyDraining: Bool { !draining.isEmpty }
+
     func isDraining(_ shard: Int) -> Bool {
         draining.contains(shard)
     }
