@@ -1,4 +1,4 @@
-public import Logging
+import Logging
 import Synchronization
 
 /// Says once that the database cannot be reached, counts the requests refused meanwhile, and

@@ -11,22 +11,20 @@ extension DeliveryBook {
     /// Draining shards with nothing on the wire, with the cursors to give them up at.
     var drained: [Int: Int64] {
         guard shards.anyDraining else { return [:] }
-        let busy = Set(lanes.filter { $0.value.onTheWire != nil }.keys.map(DeliveryShard.of))
+        let busy = Set(lanes.filter { $0.value.onTheWire != nil }.map { DeliveryShard.of($0.key) })
         return cursors.filter { shards.isDraining($0.key) && !busy.contains($0.key) }
     }
 
     /// Each shard's cursor: just before its earliest unsettled push (or the earliest push an
     /// unreadable stream owes), or as far as it was read.
-    /// Costs a look at every lane: asked when recording, not on every turn of the loop.
     var cursors: [Int: Int64] {
         var cursors = shards.readPositions
-        func holdBack(_ stream: StreamID, at earliest: Int64?) {
+        func holdBack(_ shard: Int, at earliest: Int64?) {
             guard let earliest else { return }
-            let shard = DeliveryShard.of(stream)
             cursors[shard] = min(cursors[shard] ?? earliest - 1, earliest - 1)
         }
-        for (stream, lane) in lanes { holdBack(stream, at: lane.earliestPosition) }
-        for (stream, unreadable) in unreadable { holdBack(stream, at: unreadable.owed.min()) }
+        for (shard, earliest) in lanes.floors { holdBack(shard, at: earliest) }
+        for (stream, unreadable) in unreadable { holdBack(DeliveryShard.of(stream), at: unreadable.owed.min()) }
         return cursors
     }
 

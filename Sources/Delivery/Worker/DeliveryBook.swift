@@ -23,7 +23,7 @@ struct DeliveryBook {
 
     var shards = HeldShards()
     var states: [StreamID: DeliveryState] = [:]
-    var lanes: [StreamID: ActivityLane] = [:]
+    var lanes = Lanes()
     var waiting = WaitingStreams()
     /// When the earliest push waiting for its retry time may go, as far as the book has seen
     /// (`takeReady` and `finish` keep it): the worker sleeps no longer.
