@@ -18,12 +18,7 @@ extension Apps {
             )
 
             @OptionGroup var app: AppArgument
-            @Option(name: .customLong("team-id"), help: "The 10-character team id of the Apple developer account.")
-            var teamID: String
-            @Option(name: .customLong("key-id"), help: "The 10-character id of the APNs key.")
-            var keyID: String
-            @Option(name: .customLong("key-file"), help: "The .p8 file Apple issued for the key.")
-            var keyFile: String
+            @OptionGroup var key: APNsKeyOptions
             @Option(help: "sandbox or production.")
             var environment: String
             @OptionGroup var options: ConfigurationOptions
@@ -39,23 +34,18 @@ extension Apps {
                 try await reportingFailures {
                     let command = try CommandEnvironment.make(options)
                     let secretKey = try command.requireSecretKey()
-                    let pem: String
-                    do {
-                        pem = try String(contentsOfFile: keyFile, encoding: .utf8)
-                    } catch {
-                        throw ConfigurationError("cannot read the key file \(keyFile)")
-                    }
+                    let pem = try key.readKeyFile()
                     let credentials: APNsCredentials
                     do {
                         credentials = try APNsCredentials(
-                            teamID: teamID,
-                            keyID: keyID,
+                            teamID: key.teamID,
+                            keyID: key.keyID,
                             environment: APNsEnvironment(rawValue: environment)!,
                             privateKeyPEM: pem
                         )
                     } catch let error as InvalidAPNsCredentials {
                         throw ConfigurationError(
-                            error.field == "privateKey" ? "\(keyFile) \(error.reason)" : "\(error)"
+                            error.field == "privateKey" ? "\(key.keyFile) \(error.reason)" : "\(error)"
                         )
                     }
                     let summary = try await command.withStore { store in

@@ -24,12 +24,8 @@ struct LocalAPNsCommand: AsyncParsableCommand {
     var host = "127.0.0.1"
     @Option(help: "Port to listen on (0: any free port).")
     var port = 0
-    @Option(name: .customLong("team-id"), help: "The team id whose provider tokens are accepted.")
-    var teamID: String
-    @Option(name: .customLong("key-id"), help: "The key id whose provider tokens are accepted.")
-    var keyID: String
-    @Option(name: .customLong("key-file"), help: "The key's .p8 file: tokens are checked with its public half.")
-    var keyFile: String
+    /// The key whose provider tokens are accepted (checked with its public half).
+    @OptionGroup var key: APNsKeyOptions
     @Option(
         name: .customLong("bundle-id"),
         help: "The app's bundle id (pushes go to <bundle id>.push-type.liveactivity)."
@@ -46,11 +42,13 @@ struct LocalAPNsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let key: P256.Signing.PrivateKey
+            let privateKey: P256.Signing.PrivateKey
             do {
-                key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: keyFile, encoding: .utf8))
+                privateKey = try P256.Signing.PrivateKey(pemRepresentation: key.readKeyFile())
+            } catch let error as ConfigurationError {
+                throw error
             } catch {
-                throw ConfigurationError("\(keyFile) is not a readable .p8 file of a P-256 private key")
+                throw ConfigurationError("\(key.keyFile) is not a P-256 private key in PEM (a .p8 file)")
             }
             let server: LocalAPNs
             do {
@@ -58,7 +56,7 @@ struct LocalAPNsCommand: AsyncParsableCommand {
             } catch {
                 throw cannotListen(on: host, port: port, error, "choose another --port") ?? error
             }
-            server.register(teamID: teamID, keyID: keyID, publicKey: key.publicKey, bundleID: bundleID)
+            server.register(teamID: key.teamID, keyID: key.keyID, publicKey: privateKey.publicKey, bundleID: bundleID)
             guard FileManager.default.createFile(atPath: certificateFile, contents: Data(server.certificatePEM.utf8))
             else {
                 try? await server.shutdown()

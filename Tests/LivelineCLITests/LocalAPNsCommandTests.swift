@@ -100,18 +100,23 @@ struct LocalAPNsCommandTests {
         #expect(outcome.errors.split(separator: "\n").count == 1, "\(outcome.errors)")
     }
 
-    @Test("a key file that is not a P-256 private key is one line on standard error")
-    func unreadableKey() async throws {
-        let outcome = try await LivelineProcess.start(
-            ["local-apns", "--team-id", "T", "--key-id", "K", "--key-file", "/nonexistent/AuthKey.p8"]
-                + ["--bundle-id", "b", "--certificate-file", "/tmp/unused.pem"],
-            database: nil
-        ).finish()
-        #expect(outcome.status == 1)
-        #expect(
-            outcome.errors
-                == "liveline: error: /nonexistent/AuthKey.p8 is not a readable .p8 file of a P-256 private key\n"
-        )
+    @Test("a key file that cannot be read, or is not a P-256 private key, is one line on standard error")
+    func unusableKey() async throws {
+        let notAKey = FileManager.default.temporaryDirectory.appending(path: "AuthKey-\(UUID().uuidString).p8")
+        try Data("not a key".utf8).write(to: notAKey)
+        defer { try? FileManager.default.removeItem(at: notAKey) }
+        for (file, error) in [
+            ("/nonexistent/AuthKey.p8", "cannot read the key file /nonexistent/AuthKey.p8"),
+            (notAKey.path, "\(notAKey.path) is not a P-256 private key in PEM (a .p8 file)"),
+        ] {
+            let outcome = try await LivelineProcess.start(
+                ["local-apns", "--team-id", "T", "--key-id", "K", "--key-file", file]
+                    + ["--bundle-id", "b", "--certificate-file", "/tmp/unused.pem"],
+                database: nil
+            ).finish()
+            #expect(outcome.status == 1)
+            #expect(outcome.errors == "liveline: error: \(error)\n")
+        }
     }
 
     /// Waits (up to a minute) until what `process` printed satisfies `condition`.
