@@ -24,9 +24,11 @@
 # by newer content (latest wins). Figures go to BENCHMARKS.md.
 #   scripts/benchmark-delivery.sh [--connections 32] [--seconds 20] [--rate 1000] [--pool 16]
 #                                 [--backlog 10000] [--rounds 3] [--broadcasts 20] [--cases "1 2 3 4 5"]
-#                                 [--apns process|server] [--binary PATH]
+#                                 [--apns process|server] [--binary PATH] [--compare PATH]
 # --binary runs another build of liveline (an older commit's, to measure a change in pairs; with
-# --apns process it needs `liveline local-apns`).
+# --apns process it needs `liveline local-apns`). --compare PATH measures the drain (2) in pairs:
+# ROUNDS rounds, each draining one backlog with this build and one with PATH's (a build on the
+# same migrations), in alternating order, and the median of each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,6 +42,7 @@ BROADCASTS=20
 CASES="1 2 3 4 5"
 APNS=process
 BINARY=""
+COMPARE=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --connections) CONNECTIONS="$2"; shift 2 ;;
@@ -52,7 +55,8 @@ while [[ $# -gt 0 ]]; do
         --cases) CASES="$2"; shift 2 ;;
         --apns) APNS="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--broadcasts N] [--cases \"1 2 3 4 5\"] [--apns process|server] [--binary PATH]" >&2; exit 2 ;;
+        --compare) COMPARE="$2"; shift 2 ;;
+        *) echo "usage: $0 [--connections N] [--seconds N] [--rate N] [--pool N] [--backlog N] [--rounds N] [--broadcasts N] [--cases \"1 2 3 4 5\"] [--apns process|server] [--binary PATH] [--compare PATH]" >&2; exit 2 ;;
     esac
 done
 [[ $APNS == process || $APNS == server ]] || { echo "--apns is process or server" >&2; exit 2; }
@@ -139,16 +143,16 @@ run() {
     wrk_field "$1" rate > "$DATA/rate"
 }
 
-# seed_backlog: BACKLOG activities b1 … bN, each with a push token and one content update (one
-# curl, three requests, per activity).
+# seed_backlog PREFIX: BACKLOG activities PREFIX1 … PREFIXN, each with a push token and one
+# content update (one curl, three requests, per activity).
 seed_backlog() {
     # shellcheck disable=SC2016
-    seq 1 "$BACKLOG" | xargs -P 8 -I{} sh -c 'auth="Authorization: Bearer $LIVELINE_KEY"; json="Content-Type: application/json"
+    seq 1 "$BACKLOG" | PREFIX="$1" xargs -P 8 -I{} sh -c 'auth="Authorization: Bearer $LIVELINE_KEY"; json="Content-Type: application/json"
         curl -sf -o /dev/null -H "$auth" -H "$json" -X POST "$BASE/v1/activities" \
-            -d "{\"activityId\":\"b$1\",\"activityType\":\"delivery\",\"contentState\":{\"status\":\"preparing\",\"etaMinutes\":30}}" \
-            --next -sf -o /dev/null -H "$auth" -H "$json" -X PUT "$BASE/v1/activities/b$1/push-token" \
+            -d "{\"activityId\":\"$PREFIX$1\",\"activityType\":\"delivery\",\"contentState\":{\"status\":\"preparing\",\"etaMinutes\":30}}" \
+            --next -sf -o /dev/null -H "$auth" -H "$json" -X PUT "$BASE/v1/activities/$PREFIX$1/push-token" \
             -d "{\"pushToken\":\"$(printf %064x $((1000000 + $1)))\"}" \
-            --next -sf -o /dev/null -H "$auth" -H "$json" -X POST "$BASE/v1/activities/b$1/updates" \
+            --next -sf -o /dev/null -H "$auth" -H "$json" -X POST "$BASE/v1/activities/$PREFIX$1/updates" \
             -d "{\"contentState\":{\"status\":\"on the way\",\"etaMinutes\":12},\"priority\":5}"' _ {}
 }
 
@@ -171,13 +175,14 @@ delivery_off() {
     DELIVERING=false
 }
 
-# drain: restarts the server with delivery on and waits until every shard's cursor has passed the
-# log's last event (at most 5 minutes); prints the deliveries made, their rate from the first
-# attempt to the last, and the CPU per delivery.
+# drain BINARY: restarts the server (BINARY) with delivery on and waits until every shard's cursor
+# has passed the log's last event (at most 5 minutes); prints the deliveries made, their rate
+# from the first attempt to the last, and the CPU per delivery (the server's also to
+# $DATA/drain-cpu), then restarts the server with delivery off.
 drain() {
     local head started server postgres apns delivered superseded other span
     head="$(sql 'SELECT max(position) FROM events')"
-    SERVER_ENV="" restart_server "$BINARY" "$POOL"
+    SERVER_ENV="" restart_server "$1" "$POOL"
     DELIVERING=true
     started="$(sql 'SELECT now()')"
     server=$(process_ticks "$SERVER")
@@ -196,7 +201,9 @@ drain() {
                 1e6 * server / tick / d, 1e6 * postgres / tick / d
             if (where == "process") printf ", local APNs %.0f µs", 1e6 * apns / tick / d
             printf "\n"
+            printf "%.1f\n", 1e6 * server / tick / d > "'"$DATA/drain-cpu"'"
         }'
+    delivery_off
 }
 
 # fan_out NAME ACTIVITY_PATTERN EXPECTED CHANGES COMMAND…: runs COMMAND (which sends CHANGES
@@ -260,10 +267,25 @@ echo "APNs: $([[ $APNS == process ]] && echo "a local APNs in a process of its o
 [[ $APNS == server ]] || start_local_apns
 SERVER_ENV="LIVELINE_DELIVERY=off" start_server "$BINARY" "$POOL" demo
 [[ $APNS == server ]] || use_local_apns
-if wants 2; then
+if wants 2 && [[ -z "$COMPARE" ]]; then
     echo "2. a backlog of $BACKLOG updates (each of its own activity) accepted with delivery off, then drained"
-    seed_backlog
-    drain
+    seed_backlog b
+    drain "$BINARY"
+fi
+if wants 2 && [[ -n "$COMPARE" ]]; then
+    # In pairs: each round drains a backlog of its own with this build, and one with COMPARE,
+    # their order alternating from round to round.
+    : > "$DATA/drains-this" && : > "$DATA/drains-other"
+    for round in $(seq 1 "$ROUNDS"); do
+        for side in $( ((round % 2)) && echo "this other" || echo "other this"); do
+            echo "2. round $round: a backlog of $BACKLOG updates drained by $([[ $side == this ]] && echo "$BINARY" || echo "$COMPARE")"
+            seed_backlog "r$round$side"
+            drain "$([[ $side == this ]] && echo "$BINARY" || echo "$COMPARE")"
+            cat "$DATA/drain-cpu" >> "$DATA/drains-$side"
+        done
+    done
+    printf '\nserver CPU per push drained, median of %d rounds: %s µs with %s, %s µs with %s\n' "$ROUNDS" \
+        "$(median < "$DATA/drains-this")" "$BINARY" "$(median < "$DATA/drains-other")" "$COMPARE"
 fi
 if wants 1 || wants 3; then
     : > "$DATA/ratios"

@@ -3,6 +3,7 @@ import CanonicalJSON
 import Crypto
 import Delivery
 import EventStore
+import Foundation
 import LocalAPNs
 import Logging
 import Testing
@@ -37,6 +38,65 @@ import Testing
             #expect(received.count == 60)
             #expect(Set(received.map(\.providerToken)).count == 1)
             #expect(Set(received.map(\.connection)).count == 1, "one connection carries them all")
+        }
+    }
+
+    @Test func aBatchIsAnsweredOncePerPushByItsIndexOnAConnectionPerTeam() async throws {
+        try await LocalAPNsFixture.run { fixture in
+            let otherKey = P256.Signing.PrivateKey()
+            fixture.server.register(
+                teamID: "TEAM000002",
+                keyID: "KEY0000002",
+                publicKey: otherKey.publicKey,
+                bundleID: "com.example.other"
+            )
+            let other = try APNsCredentials(
+                teamID: "TEAM000002",
+                keyID: "KEY0000002",
+                environment: .sandbox,
+                privateKeyPEM: otherKey.pemRepresentation
+            )
+            fixture.server.fail(.status(500, reason: "InternalServerError"), times: 5)
+            let pushes = (0..<40).map { index in
+                let apnsID = "6f0b8e3a-1d2c-8e4f-9a5b-0c1d2e3f" + String(format: "%04x", index)
+                guard index.isMultiple(of: 2) else {
+                    let push = LocalAPNsFixture.push(apnsID: apnsID)
+                    let elsewhere = APNsRequest(
+                        destination: push.destination,
+                        topic: PushRenderer.topic(for: "com.example.other"),
+                        priority: push.priority,
+                        expiration: push.expiration,
+                        apnsID: apnsID,
+                        body: push.body
+                    )
+                    return (request: elsewhere, credentials: other)
+                }
+                return (request: LocalAPNsFixture.push(apnsID: apnsID), credentials: fixture.credentials)
+            }
+            let (answers, answered) = AsyncStream.makeStream(of: (Int, APNsResponse).self)
+            fixture.client.send(pushes) { index, response in answered.yield((index, response)) }
+            var responses: [Int: [APNsResponse]] = [:]
+            for await (index, response) in answers.prefix(pushes.count) {
+                responses[index, default: []].append(response)
+            }
+            #expect(responses.count == pushes.count)
+            #expect(responses.values.allSatisfy { $0.count == 1 })
+            let statuses = responses.values.compactMap(\.first?.status)
+            #expect(statuses.filter { $0 == 500 }.count == 5)
+            #expect(statuses.filter { $0 == 200 }.count == 35)
+            for (index, answers) in responses where answers.first?.status == 200 {
+                #expect(
+                    answers.first
+                        == .answered(
+                            status: 200,
+                            reason: nil,
+                            tokenInvalidSince: nil,
+                            apnsID: pushes[index].request.apnsID
+                        )
+                )
+            }
+            #expect(Set(fixture.server.received.map(\.teamID)) == ["TEAM000001", "TEAM000002"])
+            #expect(Set(fixture.server.received.map(\.connection)).count == 2, "a connection per team")
         }
     }
 

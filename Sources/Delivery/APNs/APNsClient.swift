@@ -76,69 +76,137 @@ public final class APNsClient: Service, Sendable {
         self.logger = logger
     }
 
-    /// Sends `request` (a push to a device, or a broadcast) with `credentials`, and says what
-    /// APNs answered (or that it did not).
-    public func send(_ request: APNsRequest, with credentials: APNsCredentials) async -> APNsResponse {
-        let response = APNsResponse(
-            await exchange(
-                "POST",
-                request.path,
-                headers: request.headers + [("content-type", "application/json")],
-                body: request.body,
-                on: request.service,
+    /// Sends `pushes` (each a push to a device, or a broadcast, with its app's credentials), the
+    /// requests of each connection handed over and flushed together, and calls `answered` with a
+    /// push's index and what APNs answered (or that it did not), once per push, as the answers
+    /// come: on a connection's event loop (or at once, when the push cannot go), so it must
+    /// not block.
+    public func send(
+        _ pushes: [(request: APNsRequest, credentials: APNsCredentials)],
+        answered: @escaping @Sendable (Int, APNsResponse) -> Void
+    ) {
+        var byRoute: [Route: [Int]] = [:]
+        for (index, push) in pushes.enumerated() {
+            byRoute[route(of: push.request.service, push.credentials), default: []].append(index)
+        }
+        for (route, indices) in byRoute {
+            let credentials = pushes[indices[0]].credentials
+            dispatch(
+                indices.map { index in
+                    let request = pushes[index].request
+                    return Exchange(
+                        method: "POST",
+                        path: request.path,
+                        headers: request.headers + [("content-type", "application/json")],
+                        body: request.body
+                    ) { result in
+                        let response = APNsResponse(result)
+                        if case .retry(renewToken: true) = APNsVerdict(response) {
+                            _ = try? self.connection(for: route, credentials: credentials, renewing: true)
+                        }
+                        answered(index, response)
+                    }
+                },
+                on: route,
                 with: credentials
             )
-        )
-        if case .retry(renewToken: true) = APNsVerdict(response) {
-            let route = route(of: request.service, credentials)
-            _ = try? connection(for: route, credentials: credentials, renewing: true)
         }
-        return response
+    }
+
+    /// Sends `request` with `credentials` and says what APNs answered (or that it did not).
+    public func send(_ request: APNsRequest, with credentials: APNsCredentials) async -> APNsResponse {
+        await withCheckedContinuation { continuation in
+            send([(request, credentials)]) { _, response in continuation.resume(returning: response) }
+        }
     }
 
     /// One request to `service` with `credentials`' provider token, and APNs' answer.
     func exchange(
         _ method: String,
         _ path: String,
-        headers fields: [(name: String, value: String)],
+        headers: [(name: String, value: String)],
         body: [UInt8],
         on service: APNsService,
         with credentials: APNsCredentials
     ) async -> Result<APNsAnswer, APNsUnanswered> {
-        let route = route(of: service, credentials)
+        await withCheckedContinuation { continuation in
+            dispatch(
+                [
+                    Exchange(method: method, path: path, headers: headers, body: body) {
+                        continuation.resume(returning: $0)
+                    }
+                ],
+                on: route(of: service, credentials),
+                with: credentials
+            )
+        }
+    }
+
+    /// A request to send on a route, and what is done with its answer.
+    private struct Exchange {
+        let method: String
+        let path: String
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]
+        let answered: @Sendable (Result<APNsAnswer, APNsUnanswered>) -> Void
+    }
+
+    /// Hands `exchanges` to the route's connection with its provider token (once the connection
+    /// is open), or answers them `unanswered` when no token can be signed or no connection opened.
+    private func dispatch(_ exchanges: [Exchange], on route: Route, with credentials: APNsCredentials) {
         let (link, jwt): (Link, String)
         do {
             (link, jwt) = try connection(for: route, credentials: credentials, renewing: false)
         } catch {
-            return .failure(APNsUnanswered("could not sign a provider token: \(error)"))
+            for exchange in exchanges {
+                exchange.answered(.failure(APNsUnanswered("could not sign a provider token: \(error)")))
+            }
+            return
         }
-        let connection: APNsConnection
+        let requests = exchanges.map { exchange in
+            var headers = HPACKHeaders()
+            headers.reserveCapacity(exchange.headers.count + 6)
+            headers.add(name: ":method", value: exchange.method)
+            headers.add(name: ":scheme", value: "https")
+            // What differs from push to push is not kept in HPACK's table (it would only push out
+            // what repeats: the token, the topic, the authority).
+            headers.add(name: ":path", value: exchange.path, indexing: .nonIndexable)
+            headers.add(name: ":authority", value: route.endpoint.authority)
+            headers.add(name: "authorization", value: "bearer " + jwt)
+            for (name, value) in exchange.headers {
+                headers.add(name: name, value: value, indexing: Self.differsPerPush(name) ? .nonIndexable : .indexable)
+            }
+            if !exchange.body.isEmpty || exchange.method == "POST" {
+                headers.add(name: "content-length", value: String(exchange.body.count))
+            }
+            return APNsConnection.Outgoing(
+                headers: headers,
+                body: ByteBuffer(bytes: exchange.body),
+                timeout: configuration.requestTimeout,
+                answered: exchange.answered
+            )
+        }
         switch link {
-        case .open(let open):
-            connection = open
+        case .open(let connection):
+            connection.send(requests)
         case .opening(let opening):
-            let result = await opening.result
-            settle(route, opening, result)
-            do {
-                connection = try result.get()
-            } catch {
-                return .failure(APNsUnanswered("could not connect to APNs at \(route.endpoint.authority): \(error)"))
+            Task {
+                let result = await opening.result
+                settle(route, opening, result)
+                switch result {
+                case .success(let connection):
+                    connection.send(requests)
+                case .failure(let error):
+                    let why = "could not connect to APNs at \(route.endpoint.authority): \(error)"
+                    for request in requests { request.answered(.failure(APNsUnanswered(why))) }
+                }
             }
         }
-        var headers = HPACKHeaders()
-        headers.reserveCapacity(fields.count + 6)
-        headers.add(name: ":method", value: method)
-        headers.add(name: ":scheme", value: "https")
-        headers.add(name: ":path", value: path)
-        headers.add(name: ":authority", value: route.endpoint.authority)
-        headers.add(name: "authorization", value: "bearer " + jwt)
-        for (name, value) in fields { headers.add(name: name, value: value) }
-        if !body.isEmpty || method == "POST" { headers.add(name: "content-length", value: String(body.count)) }
-        return await connection.send(
-            headers: headers,
-            body: ByteBuffer(bytes: body),
-            timeout: configuration.requestTimeout
-        )
+    }
+
+    /// Headers whose value is new with nearly every push.
+    private static func differsPerPush(_ name: String) -> Bool {
+        name == "apns-id" || name == "apns-request-id" || name == "apns-expiration"
     }
 
     private func route(of service: APNsService, _ credentials: APNsCredentials) -> Route {

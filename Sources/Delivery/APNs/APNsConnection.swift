@@ -10,8 +10,9 @@ import NIOTLS
 
 /// One long-lived HTTP/2 connection to APNs over TLS. Each push is a stream of its own: a
 /// HEADERS frame, then a DATA frame that ends it, written straight onto the connection (no
-/// channel per stream), and the writes of many pushes are flushed together. APNs' answer ends
-/// the stream; a deadline, a reset, a GOAWAY or the connection's end answers for it otherwise.
+/// channel per stream). Requests are handed over in batches: one hop onto the connection's event
+/// loop and one flush for all of them. APNs' answer ends the stream; a deadline, a reset, a
+/// GOAWAY or the connection's end answers for it otherwise.
 final class APNsConnection: Sendable {
     /// Where a connection goes: a host, its port, and the name its certificate must carry.
     struct Endpoint: Hashable, Sendable {
@@ -63,9 +64,13 @@ final class APNsConnection: Sendable {
     /// The HTTP/2 settings of every connection. A push whose deadline passed is reset, and
     /// APNs' late answer to it must be ignored rather than taken for a protocol error that closes
     /// the connection: NIO remembers 32 reset streams by default, far fewer than can be in flight.
+    ///
+    /// Header blocks are not validated: what is sent is Liveline's own (fixed names, values
+    /// checked where they come from), and of APNs' answers only the status and two fields are read.
     private static let http2: NIOHTTP2Handler.ConnectionConfiguration = {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
         configuration.maximumRecentlyResetStreams = 10_000
+        configuration.headerBlockValidation = .disabled
         return configuration
     }()
 
@@ -103,22 +108,24 @@ final class APNsConnection: Sendable {
     /// Whether new pushes may go on it: not closed, and no GOAWAY received.
     var isUsable: Bool { usable.withLockedValue { $0 } }
 
-    /// Sends one request (its headers with the pseudo-headers first, and its body) and waits
-    /// for the answer, at most `timeout`.
-    func send(headers: HPACKHeaders, body: ByteBuffer, timeout: Duration) async -> Result<APNsAnswer, APNsUnanswered> {
-        let answer = channel.eventLoop.makePromise(of: Result<APNsAnswer, APNsUnanswered>.self)
-        let push = APNsStreams.Push(
-            headers: headers,
-            body: body,
-            deadline: .now() + .microseconds(timeout.microseconds),
-            timeout: timeout,
-            answer: answer
-        )
+    /// A request for the wire: its headers (the pseudo-headers first) and body, how long its
+    /// answer may take, and what is done with the answer (or its absence), exactly once, on the
+    /// connection's event loop: it must not block.
+    struct Outgoing: Sendable {
+        let headers: HPACKHeaders
+        let body: ByteBuffer
+        let timeout: Duration
+        let answered: @Sendable (Result<APNsAnswer, APNsUnanswered>) -> Void
+    }
+
+    /// Writes `requests` and flushes them together.
+    func send(_ requests: [Outgoing]) {
         // A write that fails never reached the handler: the connection had closed.
-        channel.write(push).whenFailure { error in
-            answer.succeed(.failure(APNsUnanswered("the connection to APNs closed: \(error)")))
+        channel.writeAndFlush(requests).whenFailure { error in
+            for request in requests {
+                request.answered(.failure(APNsUnanswered("the connection to APNs closed: \(error)")))
+            }
         }
-        return (try? await answer.futureResult.get()) ?? .failure(APNsUnanswered("no answer"))
     }
 
     /// Closes the connection; pushes still waiting are answered `unanswered`.
@@ -152,20 +159,12 @@ struct APNsUnanswered: Error, Sendable {
 /// per push, gathers each answer, and answers every push exactly once.
 private final class APNsStreams: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
-    typealias OutboundIn = Push
+    typealias OutboundIn = [APNsConnection.Outgoing]
     typealias OutboundOut = HTTP2Frame
-
-    struct Push: Sendable {
-        let headers: HPACKHeaders
-        let body: ByteBuffer
-        let deadline: NIODeadline
-        let timeout: Duration
-        let answer: EventLoopPromise<Result<APNsAnswer, APNsUnanswered>>
-    }
 
     /// A push on the wire, and what has come back of its answer.
     private struct Exchange {
-        let answer: EventLoopPromise<Result<APNsAnswer, APNsUnanswered>>
+        let answered: @Sendable (Result<APNsAnswer, APNsUnanswered>) -> Void
         let deadline: Scheduled<Void>
         var status: Int? = nil
         var headers: [(name: String, value: String)] = []
@@ -176,7 +175,6 @@ private final class APNsStreams: ChannelDuplexHandler {
     private var context: ChannelHandlerContext?
     private var exchanges: [HTTP2StreamID: Exchange] = [:]
     private var nextStreamID = HTTP2StreamID(1)
-    private var flushScheduled = false
     /// Why no new stream may open (a GOAWAY, the connection's end); `nil` while they may.
     private var refusal: String? = nil
 
@@ -191,28 +189,32 @@ private final class APNsStreams: ChannelDuplexHandler {
     // MARK: Outbound
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let push = unwrapOutboundIn(data)
         promise?.succeed(())
-        if let refusal { return push.answer.succeed(.failure(APNsUnanswered(refusal))) }
+        for request in unwrapOutboundIn(data) { open(request, context: context) }
+    }
+
+    /// Opens a stream for `request`: its HEADERS, then a DATA frame that ends it.
+    private func open(_ request: APNsConnection.Outgoing, context: ChannelHandlerContext) {
+        if let refusal { return request.answered(.failure(APNsUnanswered(refusal))) }
         let streamID = nextStreamID
         if streamID != .maxID { nextStreamID = HTTP2StreamID(Int(streamID) + 2) }
         let loop = context.eventLoop.assumeIsolated()
-        let deadline = loop.scheduleTask(deadline: push.deadline) { [self] in
-            guard finish(streamID, "APNs did not answer within \(push.timeout)") else { return }
+        let deadline = loop.scheduleTask(in: .microseconds(request.timeout.microseconds)) { [self] in
+            guard finish(streamID, "APNs did not answer within \(request.timeout)") else { return }
             context.writeAndFlush(
                 wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))),
                 promise: nil
             )
         }
-        exchanges[streamID] = Exchange(answer: push.answer, deadline: deadline)
+        exchanges[streamID] = Exchange(answered: request.answered, deadline: deadline)
         context.write(
-            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: push.headers)))),
+            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: request.headers)))),
             promise: nil
         )
         let written = context.eventLoop.makePromise(of: Void.self)
         context.write(
             wrapOutboundOut(
-                HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(push.body), endStream: true)))
+                HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))
             ),
             promise: written
         )
@@ -222,13 +224,6 @@ private final class APNsStreams: ChannelDuplexHandler {
         // A client's last stream id (2^31 − 1, a billion pushes): the next push goes on a new
         // connection, and this one closes once its streams are answered.
         if streamID == .maxID { refuse("the connection used up its stream ids") }
-        // Flush once for every push written in this turn of the event loop.
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        loop.execute { [self] in
-            flushScheduled = false
-            context.flush()
-        }
     }
 
     // MARK: Inbound
@@ -327,7 +322,7 @@ private final class APNsStreams: ChannelDuplexHandler {
     private func finish(_ streamID: HTTP2StreamID, _ result: Result<APNsAnswer, APNsUnanswered>) -> Bool {
         guard let exchange = exchanges.removeValue(forKey: streamID) else { return false }
         exchange.deadline.cancel()
-        exchange.answer.succeed(result)
+        exchange.answered(result)
         // A connection that takes no new streams closes once its last one is answered.
         if refusal != nil && exchanges.isEmpty { context?.close(promise: nil) }
         return true

@@ -147,15 +147,21 @@ public struct PushRenderer: Sendable {
         var bytes = Array(SHA256.hash(data: Array(name.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
+        let digits = Array("0123456789abcdef".utf8)
+        // 8-4-4-4-12 hex digits: a hyphen before bytes 4, 6, 8 and 10.
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var count = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    text[count] = UInt8(ascii: "-")
+                    count += 1
+                }
+                text[count] = digits[Int(byte >> 4)]
+                text[count + 1] = digits[Int(byte & 0x0F)]
+                count += 2
+            }
+            return count
         }
-        .joined()
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex.dropFirst(range.lowerBound).prefix(range.count))
-        }
-        .joined(separator: "-")
     }
 }
 

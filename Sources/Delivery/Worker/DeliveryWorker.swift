@@ -103,7 +103,7 @@ public struct DeliveryWorker: Service {
                 group.addTask { await maintainLeases(book, wakeup: wakeup) }
                 group.addTask { await relayAppends(to: wakeup) }
                 group.addTask { await relayCredentialChanges(to: book, wakeup: wakeup) }
-                await deliver(cycle, stopping: stopping, wakeup: wakeup, group: &group)
+                await deliver(cycle, stopping: stopping, wakeup: wakeup)
                 group.cancelAll()
             }
             // No lease is renewed or claimed any more: leave, even when stopped by cancellation
@@ -121,14 +121,15 @@ public struct DeliveryWorker: Service {
     private func deliver(
         _ cycle: DeliveryCycle<DatabaseLedger>,
         stopping: NIOLockedValueBox<Bool>,
-        wakeup: Wakeup,
-        group: inout DiscardingTaskGroup
+        wakeup: Wakeup
     ) async {
         let book = cycle.book
+        let answers = Answers()
         var readGeneration: UInt64? = nil
         var lastRead = clock()
         var lastRecord = clock()
         while !Task.isCancelled {
+            finish(answers.take(), book)
             let isStopping = stopping.withLockedValue { $0 }
             if isStopping && book.withLockedValue({ $0.inFlight }) == 0 { break }
             let generation = listener?.generation
@@ -149,9 +150,8 @@ public struct DeliveryWorker: Service {
                     try await cycle.prepare()
                     send(
                         cycle.takeReady(limit: configuration.maximumInFlight - book.withLockedValue { $0.inFlight }),
-                        book,
-                        wakeup: wakeup,
-                        group: &group
+                        answers: answers,
+                        wakeup: wakeup
                     )
                 }
                 let (waiting, drained) = book.withLockedValue { ($0.unrecorded, !$0.drained.isEmpty) }
@@ -174,25 +174,35 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    /// Starts `sends`, each in a child task that gives the book its answer.
-    private func send(
-        _ sends: [DeliveryBook.Send],
-        _ book: NIOLockedValueBox<DeliveryBook>,
-        wakeup: Wakeup,
-        group: inout DiscardingTaskGroup
-    ) {
-        if !sends.isEmpty { logger.trace("sending", metadata: ["pushes": "\(sends.count)"]) }
-        for send in sends {
-            group.addTask {
-                let started = clock()
-                let response = await client.send(send.request, with: send.credentials)
-                let now = clock()
-                let record = book.withLockedValue { book in
-                    book.finish(send, response: response, latency: now - started, at: now, backoff: backoff)
-                }
-                metrics.answered(record, committedAt: send.committedAt, answeredAt: now)
-                wakeup.signal()
+    /// Hands `sends` to the client; their answers gather in `answers`, and the first one waiting
+    /// wakes the loop.
+    private func send(_ sends: [DeliveryBook.Send], answers: Answers, wakeup: Wakeup) {
+        guard !sends.isEmpty else { return }
+        logger.trace("sending", metadata: ["pushes": "\(sends.count)"])
+        let started = clock()
+        client.send(sends.map { ($0.request, $0.credentials) }) { [clock] index, response in
+            let now = clock()
+            let answer = Answer(send: sends[index], response: response, latency: now - started, at: now)
+            if answers.add(answer) { wakeup.signal() }
+        }
+    }
+
+    /// Gives the book the answers that came, in one turn of its lock.
+    private func finish(_ answered: [Answer], _ book: NIOLockedValueBox<DeliveryBook>) {
+        guard !answered.isEmpty else { return }
+        let records = book.withLockedValue { book in
+            answered.map { answer in
+                book.finish(
+                    answer.send,
+                    response: answer.response,
+                    latency: answer.latency,
+                    at: answer.at,
+                    backoff: backoff
+                )
             }
+        }
+        for (answer, record) in zip(answered, records) {
+            metrics.answered(record, committedAt: answer.send.committedAt, answeredAt: answer.at)
         }
     }
 
@@ -273,5 +283,34 @@ public struct DeliveryWorker: Service {
         let exponential = configuration.initialBackoff * (1 << min(attempt - 1, 20))
         let capped = min(exponential, configuration.maximumBackoff)
         return capped * Double.random(in: 0.5...1.0)
+    }
+}
+
+/// APNs' answer to a push, as it came back.
+private struct Answer: Sendable {
+    let send: DeliveryBook.Send
+    let response: APNsResponse
+    let latency: Duration
+    let at: Timestamp
+}
+
+/// The answers that came back and the book has not yet been given.
+private final class Answers: Sendable {
+    private let waiting = NIOLockedValueBox<[Answer]>([])
+
+    /// Keeps `answer`; `true` when it is the first one waiting (the loop must be woken).
+    func add(_ answer: Answer) -> Bool {
+        waiting.withLockedValue { waiting in
+            waiting.append(answer)
+            return waiting.count == 1
+        }
+    }
+
+    /// Every answer waiting, and none is left.
+    func take() -> [Answer] {
+        waiting.withLockedValue { waiting in
+            defer { waiting = [] }
+            return waiting
+        }
     }
 }
