@@ -241,6 +241,39 @@ import Testing
         }
     }
 
+    @Test func stalledRequestsSentAtDifferentTimesEachEndAtTheirOwnDeadline() async throws {
+        try await LocalAPNsFixture.run(requestTimeout: .seconds(2)) { fixture in
+            #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
+            fixture.server.fail(.stall, times: 2)
+            let ended = await withTaskGroup(of: (String, APNsResponse).self) { group in
+                group.addTask {
+                    ("first", await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials))
+                }
+                try? await Task.sleep(for: .seconds(1))
+                group.addTask {
+                    ("second", await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials))
+                }
+                while fixture.server.stalled < 2 { try? await Task.sleep(for: .milliseconds(10)) }
+                // Answered while both wait: the deadlines are not disturbed by it.
+                group.addTask {
+                    ("answered", await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials))
+                }
+                var ended: [(String, APNsResponse)] = []
+                for await answer in group { ended.append(answer) }
+                return ended
+            }
+            #expect(ended.map(\.0) == ["answered", "first", "second"])
+            #expect(ended[0].1.status == 200)
+            for (_, response) in ended.dropFirst() {
+                guard case .unanswered(let why) = response else {
+                    Issue.record("expected no answer, got \(response)")
+                    continue
+                }
+                #expect(why.contains("did not answer within"))
+            }
+        }
+    }
+
     @Test func aGoAwayIsRetriedOnANewConnection() async throws {
         try await LocalAPNsFixture.run { fixture in
             #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)

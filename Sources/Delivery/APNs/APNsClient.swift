@@ -182,7 +182,6 @@ public final class APNsClient: Service, Sendable {
             return APNsConnection.Outgoing(
                 headers: headers,
                 body: ByteBuffer(bytes: exchange.body),
-                timeout: configuration.requestTimeout,
                 answered: exchange.answered
             )
         }
@@ -242,11 +241,19 @@ public final class APNsClient: Service, Sendable {
             case .open(let connection) where connection.isUsable:
                 break
             case .open, nil:
-                let (endpoint, tls, group, timeout) = (
-                    route.endpoint, self.tls, self.group, configuration.connectTimeout
+                let (endpoint, tls, group, connectTimeout, requestTimeout) = (
+                    route.endpoint, self.tls, self.group, configuration.connectTimeout, configuration.requestTimeout
                 )
                 state.link = .opening(
-                    Task { try await APNsConnection.connect(to: endpoint, tls: tls, group: group, timeout: timeout) }
+                    Task {
+                        try await APNsConnection.connect(
+                            to: endpoint,
+                            tls: tls,
+                            group: group,
+                            connectTimeout: connectTimeout,
+                            requestTimeout: requestTimeout
+                        )
+                    }
                 )
             }
             routes[route] = state

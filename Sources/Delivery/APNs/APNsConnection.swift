@@ -74,16 +74,18 @@ final class APNsConnection: Sendable {
         return configuration
     }()
 
-    /// Opens a connection to `endpoint`: TCP, TLS (ALPN `h2`), then HTTP/2.
+    /// Opens a connection to `endpoint`: TCP, TLS (ALPN `h2`), then HTTP/2, within
+    /// `connectTimeout`; each request on it has `requestTimeout` for its answer.
     static func connect(
         to endpoint: Endpoint,
         tls: NIOSSLContext,
         group: any EventLoopGroup,
-        timeout: Duration
+        connectTimeout: Duration,
+        requestTimeout: Duration
     ) async throws -> APNsConnection {
         let usable = NIOLockedValueBox(true)
         let channel = try await ClientBootstrap(group: group)
-            .connectTimeout(.microseconds(timeout.microseconds))
+            .connectTimeout(.microseconds(connectTimeout.microseconds))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -97,7 +99,7 @@ final class APNsConnection: Sendable {
                         )
                     )
                     try handlers.addHandler(ConnectionWindowKeeper())
-                    try handlers.addHandler(APNsStreams(usable: usable))
+                    try handlers.addHandler(APNsStreams(usable: usable, timeout: requestTimeout))
                 }
             }
             .connect(host: endpoint.address, port: endpoint.port)
@@ -108,13 +110,12 @@ final class APNsConnection: Sendable {
     /// Whether new pushes may go on it: not closed, and no GOAWAY received.
     var isUsable: Bool { usable.withLockedValue { $0 } }
 
-    /// A request for the wire: its headers (the pseudo-headers first) and body, how long its
-    /// answer may take, and what is done with the answer (or its absence), exactly once, on the
-    /// connection's event loop: it must not block.
+    /// A request for the wire: its headers (the pseudo-headers first) and body, and what is done
+    /// with the answer (or its absence), exactly once, on the connection's event loop: it must
+    /// not block.
     struct Outgoing: Sendable {
         let headers: HPACKHeaders
         let body: ByteBuffer
-        let timeout: Duration
         let answered: @Sendable (Result<APNsAnswer, APNsUnanswered>) -> Void
     }
 
@@ -165,21 +166,28 @@ private final class APNsStreams: ChannelDuplexHandler {
     /// A push on the wire, and what has come back of its answer.
     private struct Exchange {
         let answered: @Sendable (Result<APNsAnswer, APNsUnanswered>) -> Void
-        let deadline: Scheduled<Void>
         var status: Int? = nil
         var headers: [(name: String, value: String)] = []
         var body: [UInt8] = []
     }
 
     private let usable: NIOLockedValueBox<Bool>
+    /// How long a push waits for its answer.
+    private let timeout: Duration
     private var context: ChannelHandlerContext?
     private var exchanges: [HTTP2StreamID: Exchange] = [:]
     private var nextStreamID = HTTP2StreamID(1)
+    /// The streams in the order they opened, with when their answer is due: every push has the
+    /// same timeout, so the first is always due first. One timer, for the first still waiting,
+    /// serves them all (answered ones leave when they reach the front).
+    private var deadlines = CircularBuffer<(streamID: HTTP2StreamID, due: NIODeadline)>()
+    private var timer: Scheduled<Void>?
     /// Why no new stream may open (a GOAWAY, the connection's end); `nil` while they may.
     private var refusal: String? = nil
 
-    init(usable: NIOLockedValueBox<Bool>) {
+    init(usable: NIOLockedValueBox<Bool>, timeout: Duration) {
         self.usable = usable
+        self.timeout = timeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -198,15 +206,9 @@ private final class APNsStreams: ChannelDuplexHandler {
         if let refusal { return request.answered(.failure(APNsUnanswered(refusal))) }
         let streamID = nextStreamID
         if streamID != .maxID { nextStreamID = HTTP2StreamID(Int(streamID) + 2) }
-        let loop = context.eventLoop.assumeIsolated()
-        let deadline = loop.scheduleTask(in: .microseconds(request.timeout.microseconds)) { [self] in
-            guard finish(streamID, "APNs did not answer within \(request.timeout)") else { return }
-            context.writeAndFlush(
-                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.cancel))),
-                promise: nil
-            )
-        }
-        exchanges[streamID] = Exchange(answered: request.answered, deadline: deadline)
+        exchanges[streamID] = Exchange(answered: request.answered)
+        deadlines.append((streamID, .now() + .microseconds(timeout.microseconds)))
+        if timer == nil { armTimer(context: context) }
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: request.headers)))),
             promise: nil
@@ -291,7 +293,38 @@ private final class APNsStreams: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         refuse("the connection to APNs closed")
         for streamID in exchanges.keys { finish(streamID, "the connection to APNs closed") }
+        timer?.cancel()
+        timer = nil
         self.context = nil
+    }
+
+    // MARK: Deadlines
+
+    /// Schedules the timer for the first stream still waiting, if any.
+    private func armTimer(context: ChannelHandlerContext) {
+        while let first = deadlines.first, exchanges[first.streamID] == nil { deadlines.removeFirst() }
+        guard let first = deadlines.first else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: first.due) { [self] in
+            timer = nil
+            expire(context: context)
+        }
+    }
+
+    /// Answers every push whose deadline passed `unanswered` and resets its stream.
+    private func expire(context: ChannelHandlerContext) {
+        let now = NIODeadline.now()
+        var expired = false
+        while let first = deadlines.first, first.due <= now {
+            deadlines.removeFirst()
+            guard finish(first.streamID, "APNs did not answer within \(timeout)") else { continue }
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: first.streamID, payload: .rstStream(.cancel))),
+                promise: nil
+            )
+            expired = true
+        }
+        if expired { context.flush() }
+        armTimer(context: context)
     }
 
     // MARK: Answers
@@ -321,7 +354,6 @@ private final class APNsStreams: ChannelDuplexHandler {
     @discardableResult
     private func finish(_ streamID: HTTP2StreamID, _ result: Result<APNsAnswer, APNsUnanswered>) -> Bool {
         guard let exchange = exchanges.removeValue(forKey: streamID) else { return false }
-        exchange.deadline.cancel()
         exchange.answered(result)
         // A connection that takes no new streams closes once its last one is answered.
         if refusal != nil && exchanges.isEmpty { context?.close(promise: nil) }

@@ -9,9 +9,10 @@ public enum DeliveryShard {
     /// The activity's shard: FNV-1a of its app and activity ids, the same in every process.
     public static func of(_ stream: StreamID) -> Int {
         var hash: UInt32 = 2_166_136_261
-        for byte in stream.app.rawValue.utf8 + [0] + stream.activity.rawValue.utf8 {
-            hash = (hash ^ UInt32(byte)) &* 16_777_619
-        }
+        func mix(_ byte: UInt8) { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        for byte in stream.app.rawValue.utf8 { mix(byte) }
+        mix(0)
+        for byte in stream.activity.rawValue.utf8 { mix(byte) }
         return Int(hash % UInt32(count))
     }
 }
