@@ -77,6 +77,23 @@ struct DeliveryModelTests {
         await world.heal()
         world.check()
     }
+
+    @Test("a held start offered again and on its way at a crash is not sent again: found by the model")
+    func aResumedStartUnderWayAtACrashIsNotSentAgain() async {
+        // The start is refused 403 after the credentials were fixed, so it is held and offered
+        // again at once; its second `sending` is recorded, it goes, and the worker dies. The
+        // next worker finds the hold: the start is failed, not sent a third time.
+        let world = ModelWorld()
+        let steps: [Step] = [
+            .init(kind: 11, a: 0, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 9, a: 0, b: 0),
+            .init(kind: 5, a: 0, b: 0), .init(kind: 12, a: 0, b: 0), .init(kind: 14, a: 0, b: 0),
+            .init(kind: 7, a: 6, b: 0), .init(kind: 14, a: 0, b: 0), .init(kind: 5, a: 0, b: 0),
+            .init(kind: 9, a: 0, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 10, a: 0, b: 0),
+        ]
+        for step in steps { await world.apply(step) }
+        await world.heal()
+        world.check()
+    }
 }
 
 /// The shared database of the model: the log, and what delivery recorded.
@@ -319,8 +336,16 @@ final class ModelWorld: @unchecked Sendable {
                 $0.position > lowest && $0.outcome != .retrying && cursors[DeliveryShard.of($0.stream)] != nil
             }
             let byPosition = Dictionary(grouping: rows, by: \.position)
-            let interrupted = byPosition.filter { $0.value.allSatisfy { $0.outcome == .sending } }.keys
-            let holds = state.holds.values.filter { cursors[DeliveryShard.of($0.stream)] != nil }
+            let interrupted = byPosition.filter { $0.value.last?.outcome == .sending }.keys
+            // As `DeliveryQueries.holds` reads them.
+            let holds = state.holds.values.filter { cursors[DeliveryShard.of($0.stream)] != nil }.map { hold in
+                var hold = hold
+                hold.underWay =
+                    hold.startsActivity
+                    && state.records.last { $0.position == hold.position && $0.outcome != .retrying }?.outcome
+                        == .sending
+                return hold
+            }
             return .adopt(
                 cursors: cursors,
                 settled: Set(byPosition.keys),

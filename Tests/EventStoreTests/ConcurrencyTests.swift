@@ -2,6 +2,7 @@ import ActivityLifecycle
 import CanonicalJSON
 import EventStore
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -105,21 +106,27 @@ struct ConcurrencyTests {
         try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { pool in
             // An open transaction that has written something holds the stable position back.
             let (written, holderHasWritten) = AsyncStream<Void>.makeStream()
+            let readerIsDone = Flag()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await pool.withTransaction { connection in
                         try connection.execute("INSERT INTO apps (app_id, bundle_id) VALUES ('holder', 'h')")
                         holderHasWritten.yield()
-                        // Long enough for the update below to commit and be read, even under load.
-                        try connection.execute("SELECT pg_sleep(2)")
+                        // Open until the update below has committed and been read (however long a
+                        // loaded machine takes; a minute at most).
+                        for _ in 0..<1200 where !readerIsDone.isSet {
+                            try connection.execute("SELECT pg_sleep(0.05)")
+                        }
                     }
                 }
                 for await _ in written { break }
+                defer { readerIsDone.set() }
                 try await fixture.withStore { store in
                     try await store.execute(updateCommand(2), on: fixture.stream("x"), at: fixture.now)
                     let visible = try await store.events(after: 0, limit: 10)
                     #expect(visible.count <= 1, "the update committed after the open transaction began must wait")
                 }
+                readerIsDone.set()
                 try await group.waitForAll()
             }
         }
@@ -134,4 +141,13 @@ struct ConcurrencyTests {
         }
         #expect(all.map(\.event.version) == [1, 2])
     }
+}
+
+/// A flag one task sets and another reads.
+private final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    var isSet: Bool { value.withLock { $0 } }
+
+    func set() { value.withLock { $0 = true } }
 }

@@ -63,6 +63,10 @@ extension DeliveryBook {
                 release(stream, position)
                 continue
             }
+            if interrupted.remove(position) != nil {
+                failInterruptedStart(stored, at: now)
+                continue
+            }
             deliver(stored, leaving: state, topic: app.topic, resumed: true, at: now)
         }
     }
@@ -73,6 +77,9 @@ struct Hold: Hashable, Sendable {
     let stream: StreamID
     let position: Int64
     let startsActivity: Bool
+    /// As read back by a worker that takes the hold over: a start offered again after its app
+    /// resumed, whose worker stopped while it was under way (APNs may have received it).
+    var underWay = false
 }
 
 /// A change to `delivery_holds`, recorded with the outcome that caused it.

@@ -89,6 +89,7 @@ struct DeliveryBook {
             if let dropped = held[hold.stream, default: HeldPushes()].insert(hold) {
                 pending.holds.append(.released(stream: hold.stream, position: dropped))
             }
+            if hold.underWay { self.interrupted.insert(hold.position) }
         }
         mustRead = mustRead || !cursors.isEmpty
     }
@@ -144,12 +145,7 @@ struct DeliveryBook {
             }
             guard let state = fold(stored, at: now, owed: !alreadySettled) else { continue }
             if interrupted.remove(stored.position) != nil {
-                record(
-                    stored,
-                    .failed,
-                    reason: "its worker stopped while the start was on its way; a start is not sent again",
-                    at: now
-                )
+                failInterruptedStart(stored, at: now)
                 continue
             }
             guard !alreadySettled, let app = apps[stored.stream.app] else { continue }
@@ -280,6 +276,18 @@ struct DeliveryBook {
             states[stream] = nil
             invalidTokens[stream] = nil
         }
+    }
+
+    /// A start that was on its way when its worker stopped: APNs may have received it, so it is
+    /// recorded failed (and no longer held), never sent again.
+    mutating func failInterruptedStart(_ stored: StoredEvent, at now: Timestamp) {
+        record(
+            stored,
+            .failed,
+            reason: "its worker stopped while the start was on its way; a start is not sent again",
+            at: now
+        )
+        release(stored.stream, stored.position)
     }
 
     mutating func record(

@@ -182,7 +182,7 @@ enum DeliveryQueries {
 
     /// Positions after `position` in `shards` whose delivery is already settled, so a worker
     /// that takes a shard over does not send them again; and among them, starts that were
-    /// under way (`sending` and no outcome since) when their worker stopped.
+    /// under way (`sending` last, with no outcome since) when their worker stopped.
     static func settledPositions(
         after position: Int64,
         in shards: Set<Int>,
@@ -192,7 +192,7 @@ enum DeliveryQueries {
         var interrupted: Set<Int64> = []
         for row in try connection.query(
             """
-            SELECT position, app_id, activity_id, bool_and(outcome = 'sending') FROM deliveries
+            SELECT position, app_id, activity_id, (array_agg(outcome ORDER BY id DESC))[1] = 'sending' FROM deliveries
             WHERE position > \(position) AND outcome <> 'retrying'
             GROUP BY position, app_id, activity_id
             """
@@ -249,16 +249,29 @@ enum DeliveryQueries {
         return histories
     }
 
-    /// The pushes held for suspended apps, in `shards`.
+    /// The pushes held for suspended apps, in `shards`, each with whether it is a start that was
+    /// offered again and under way (`sending` last) when its worker stopped.
     static func holds(in shards: Set<Int>, _ connection: Connection) throws -> [Hold] {
-        try connection.query("SELECT app_id, activity_id, position, starts_activity FROM delivery_holds").compactMap {
-            row in
+        try connection.query(
+            """
+            SELECT h.app_id, h.activity_id, h.position, h.starts_activity,
+                h.starts_activity AND coalesce((
+                    SELECT d.outcome = 'sending' FROM deliveries d
+                    WHERE d.position = h.position AND d.outcome <> 'retrying' ORDER BY d.id DESC LIMIT 1), false)
+            FROM delivery_holds h
+            """
+        ).compactMap { row in
             let stream = StreamID(
                 app: AppID(uncheckedRawValue: try row.decode(0)),
                 activity: ActivityID(uncheckedRawValue: try row.decode(1))
             )
             guard shards.contains(DeliveryShard.of(stream)) else { return nil }
-            return Hold(stream: stream, position: try row.decode(2), startsActivity: try row.decode(3))
+            return Hold(
+                stream: stream,
+                position: try row.decode(2),
+                startsActivity: try row.decode(3),
+                underWay: try row.decode(4)
+            )
         }
     }
 
