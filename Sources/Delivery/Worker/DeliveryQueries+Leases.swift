@@ -1,0 +1,83 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+import Postgres
+
+/// The shards' leases and the workers' heartbeats.
+extension DeliveryQueries {
+    /// Says `worker` is alive; returns how many workers are (a heartbeat in the last `window`).
+    static func heartbeat(_ worker: String, window: Duration, _ connection: Connection) throws -> Int {
+        try connection.execute(
+            """
+            INSERT INTO delivery_workers (worker_id, heartbeat_at) VALUES (\(worker), now())
+            ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = now()
+            """
+        )
+        let windowSeconds = Double(window.microseconds) / 1e6
+        try connection.execute(
+            "DELETE FROM delivery_workers WHERE heartbeat_at < now() - make_interval(secs => \(windowSeconds * 10))"
+        )
+        return try connection.query(
+            """
+            SELECT count(*)::bigint FROM delivery_workers
+            WHERE heartbeat_at >= now() - make_interval(secs => \(windowSeconds))
+            """
+        ).single.map { Int(try $0.decode(0, as: Int64.self)) } ?? 1
+    }
+
+    /// Forgets `worker`'s heartbeat: it stopped, and the fair share counts the others only.
+    static func leave(_ worker: String, _ connection: Connection) throws {
+        try connection.execute("DELETE FROM delivery_workers WHERE worker_id = \(worker)")
+    }
+
+    /// Renews `worker`'s leases; returns the shards it still holds.
+    static func renew(_ worker: String, lease: Duration, _ connection: Connection) throws -> Set<Int> {
+        let seconds = Double(lease.microseconds) / 1e6
+        return Set(
+            try connection.query(
+                """
+                UPDATE delivery_shards SET lease_expires_at = now() + make_interval(secs => \(seconds))
+                WHERE owner = \(worker) AND lease_expires_at > now() RETURNING shard
+                """
+            ).map { try $0.decode(0, as: Int.self) }
+        )
+    }
+
+    /// Claims up to `count` free shards (never held, released, or whose lease ran out); returns
+    /// each with its cursor.
+    static func claim(
+        _ count: Int,
+        for worker: String,
+        lease: Duration,
+        _ connection: Connection
+    ) throws -> [Int: Int64] {
+        let seconds = Double(lease.microseconds) / 1e6
+        var claimed: [Int: Int64] = [:]
+        for row in try connection.query(
+            """
+            UPDATE delivery_shards SET owner = \(worker), lease_expires_at = now() + make_interval(secs => \(seconds))
+            WHERE shard IN (
+                SELECT shard FROM delivery_shards
+                WHERE owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= now()
+                ORDER BY shard LIMIT \(count) FOR UPDATE SKIP LOCKED)
+            RETURNING shard, position
+            """
+        ) {
+            claimed[try row.decode(0, as: Int.self)] = try row.decode(1, as: Int64.self)
+        }
+        return claimed
+    }
+
+    /// Gives shards up, with their final cursors.
+    static func release(_ cursors: [Int: Int64], by worker: String, _ connection: Connection) throws {
+        let shards = Array(cursors.keys)
+        try connection.execute(
+            """
+            UPDATE delivery_shards s SET position = greatest(s.position, c.position), owner = NULL,
+                lease_expires_at = NULL
+            FROM unnest(\(PostgresArray(shards)), \(PostgresArray(shards.map { cursors[$0]! }))) AS c(shard, position)
+            WHERE s.shard = c.shard AND s.owner = \(worker)
+            """
+        )
+    }
+}
