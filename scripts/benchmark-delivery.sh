@@ -28,7 +28,8 @@
 # --binary runs another build of liveline (an older commit's, to measure a change in pairs; with
 # --apns process it needs `liveline local-apns`). --compare PATH measures the drain (2) in pairs:
 # ROUNDS rounds, each draining one backlog with this build and one with PATH's (a build on the
-# same migrations), in alternating order, and the median of each.
+# same migrations), in alternating order, and the median of each; and the on/off ratio (1 and 3)
+# the same way, each round with both builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -156,23 +157,26 @@ seed_backlog() {
             -d "{\"contentState\":{\"status\":\"on the way\",\"etaMinutes\":12},\"priority\":5}"' _ {}
 }
 
-# delivery_on: unless delivery is on already, restarts the server with delivery on, and waits
-# until it has delivered what was accepted while it was off.
+# delivery_on [BINARY]: unless that build (this one by default) delivers already, restarts the
+# server with it and delivery on, and waits until it has delivered what was accepted while it
+# was off.
 DELIVERING=false
+RUNNING=""
 delivery_on() {
-    local head
-    [[ $DELIVERING == false ]] || return 0
+    local binary="${1:-$BINARY}" head
+    [[ $DELIVERING == false || $RUNNING != "$binary" ]] || return 0
     head="$(sql 'SELECT max(position) FROM events')"
-    SERVER_ENV="" restart_server "$BINARY" "$POOL"
-    DELIVERING=true
+    SERVER_ENV="" restart_server "$binary" "$POOL"
+    DELIVERING=true RUNNING="$binary"
     caught_up "$head"
     sleep 2 # the worker settles into its steady state
 }
 
-# delivery_off: restarts the server with LIVELINE_DELIVERY=off.
+# delivery_off [BINARY]: restarts the server (this build by default) with LIVELINE_DELIVERY=off.
 delivery_off() {
-    SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$BINARY" "$POOL"
-    DELIVERING=false
+    local binary="${1:-$BINARY}"
+    SERVER_ENV="LIVELINE_DELIVERY=off" restart_server "$binary" "$POOL"
+    DELIVERING=false RUNNING="$binary"
 }
 
 # drain BINARY: restarts the server (BINARY) with delivery on and waits until every shard's cursor
@@ -288,29 +292,39 @@ if wants 2 && [[ -n "$COMPARE" ]]; then
         "$(median < "$DATA/drains-this")" "$BINARY" "$(median < "$DATA/drains-other")" "$COMPARE"
 fi
 if wants 1 || wants 3; then
-    : > "$DATA/ratios"
+    # With --compare, each round measures both builds (their order alternating), on one database.
+    SIDES=this
+    [[ -z "$COMPARE" ]] || SIDES="this other"
+    : > "$DATA/ratios-this" && : > "$DATA/ratios-other"
     for round in $(seq 1 "$ROUNDS"); do
-        OFF="" ON=""
-        if wants 1; then
-            echo "1. round $round: delivery off, updates as fast as they go"
-            delivery_off
-            run updates "$CONNECTIONS"
-            OFF="$(cat "$DATA/rate")"
-        fi
-        if wants 3; then
-            echo "3. round $round: delivery on, updates as fast as they go"
-            delivery_on
-            run updates "$CONNECTIONS"
-            ON="$(cat "$DATA/rate")"
-        fi
-        if [[ -n "$OFF" && -n "$ON" ]]; then
-            awk -v on="$ON" -v off="$OFF" 'BEGIN {printf "  on / off: %.1f %%\n", 100 * on / off}'
-            awk -v on="$ON" -v off="$OFF" 'BEGIN {print 100 * on / off}' >> "$DATA/ratios"
-        fi
+        for side in $( ((round % 2)) && echo "$SIDES" || echo "$SIDES" | tr ' ' '\n' | tac | tr '\n' ' '); do
+            SIDE_BINARY="$([[ $side == this ]] && echo "$BINARY" || echo "$COMPARE")"
+            [[ -z "$COMPARE" ]] || echo "round $round with $SIDE_BINARY"
+            OFF="" ON=""
+            if wants 1; then
+                echo "1. round $round: delivery off, updates as fast as they go"
+                delivery_off "$SIDE_BINARY"
+                run updates "$CONNECTIONS"
+                OFF="$(cat "$DATA/rate")"
+            fi
+            if wants 3; then
+                echo "3. round $round: delivery on, updates as fast as they go"
+                delivery_on "$SIDE_BINARY"
+                run updates "$CONNECTIONS"
+                ON="$(cat "$DATA/rate")"
+            fi
+            if [[ -n "$OFF" && -n "$ON" ]]; then
+                awk -v on="$ON" -v off="$OFF" 'BEGIN {printf "  on / off: %.1f %%\n", 100 * on / off}'
+                awk -v on="$ON" -v off="$OFF" 'BEGIN {print 100 * on / off}' >> "$DATA/ratios-$side"
+            fi
+        done
     done
-    if [[ -s "$DATA/ratios" ]]; then
+    if [[ -s "$DATA/ratios-this" ]]; then
         printf '\nHTTP updates with delivery on / off, median of %d rounds: %.1f %%  (target >= 80 %%)\n' \
-            "$ROUNDS" "$(median < "$DATA/ratios")"
+            "$ROUNDS" "$(median < "$DATA/ratios-this")"
+    fi
+    if [[ -s "$DATA/ratios-other" ]]; then
+        printf 'with %s: %.1f %%\n' "$COMPARE" "$(median < "$DATA/ratios-other")"
     fi
 fi
 if wants 4; then
