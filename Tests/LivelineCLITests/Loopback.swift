@@ -6,13 +6,24 @@ import Testing
 
 /// A server under test on the loopback interface.
 enum Loopback {
-    /// A port that nothing listens on now.
+    /// A port that nothing listens on now, below Linux's ephemeral range (32768 and up): a port
+    /// of that range, once free, can become the source port of any outgoing connection of the
+    /// suite before the server under test binds it.
     static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = try #require(channel.localAddress?.port)
-        try await channel.close()
-        return port
+        for _ in 0..<100 {
+            let port = Int.random(in: 20_000..<32_000)
+            guard
+                let channel = try? await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .bind(host: "127.0.0.1", port: port).get()
+            else { continue }
+            try await channel.close()
+            return port
+        }
+        throw LoopbackError.noFreePort
+    }
+
+    enum LoopbackError: Error {
+        case noFreePort
     }
 
     /// A port something listens on (until the channel returned is closed).
