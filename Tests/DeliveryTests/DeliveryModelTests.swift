@@ -65,17 +65,10 @@ struct DeliveryModelTests {
         // Activity 1 retried (503) holds its shard's cursor back; activity 2, in another shard, is
         // updated and delivered; a restart reads from the lower cursor, and activity 2's next
         // update must still fold and go.
-        let world = ModelWorld()
-        let steps: [Step] = [
-            .init(kind: 11, a: 0, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 0, a: 1, b: 0),
-            .init(kind: 5, a: 0, b: 0), .init(kind: 7, a: 3, b: 0), .init(kind: 9, a: 0, b: 0),
-            .init(kind: 0, a: 2, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 7, a: 0, b: 0),
-            .init(kind: 9, a: 0, b: 0), .init(kind: 10, a: 0, b: 0), .init(kind: 11, a: 0, b: 0),
-            .init(kind: 0, a: 2, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 5, a: 0, b: 0),
-        ]
-        for step in steps { await world.apply(step) }
-        await world.heal()
-        world.check()
+        await Self.replay([
+            (11, 0), (5, 0), (0, 1), (5, 0), (7, 3), (9, 0), (0, 2), (5, 0), (7, 0), (9, 0), (10, 0), (11, 0),
+            (0, 2), (5, 0), (5, 0),
+        ])
     }
 
     @Test("a held start offered again and on its way at a crash is not sent again: found by the model")
@@ -83,14 +76,16 @@ struct DeliveryModelTests {
         // The start is refused 403 after the credentials were fixed, so it is held and offered
         // again at once; its second `sending` is recorded, it goes, and the worker dies. The
         // next worker finds the hold: the start is failed, not sent a third time.
+        await Self.replay([
+            (11, 0), (5, 0), (9, 0), (5, 0), (12, 0), (14, 0), (7, 6), (14, 0), (5, 0), (9, 0), (5, 0), (10, 0),
+        ])
+    }
+
+    /// Runs a trace (each step's kind and first argument) in a fresh world, lets the world heal,
+    /// and checks the promises.
+    private static func replay(_ trace: [(kind: Int, a: Int)]) async {
         let world = ModelWorld()
-        let steps: [Step] = [
-            .init(kind: 11, a: 0, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 9, a: 0, b: 0),
-            .init(kind: 5, a: 0, b: 0), .init(kind: 12, a: 0, b: 0), .init(kind: 14, a: 0, b: 0),
-            .init(kind: 7, a: 6, b: 0), .init(kind: 14, a: 0, b: 0), .init(kind: 5, a: 0, b: 0),
-            .init(kind: 9, a: 0, b: 0), .init(kind: 5, a: 0, b: 0), .init(kind: 10, a: 0, b: 0),
-        ]
-        for step in steps { await world.apply(step) }
+        for (kind, a) in trace { await world.apply(Step(kind: kind, a: a, b: 0)) }
         await world.heal()
         world.check()
     }
