@@ -225,6 +225,7 @@ let package = Package(
                 "EmbeddedPostgres",
                 "EventStore",
                 "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -86,6 +86,17 @@ public final class EmbeddedPostgres: Sendable {
     }
 
     /// A libpq URL for `database` on this cluster, as the superuser, over the private socket.
+    /// The schema of the database at `connectionString` (this cluster's or any other), as
+    /// `pg_dump --schema-only --no-owner` prints it: by the `pg_dump` beside the server programs,
+    /// or the one on `PATH` where there are none.
+    public static func dumpSchema(connectionString: String) throws -> String {
+        let arguments = ["--schema-only", "--no-owner", "--dbname=\(connectionString)"]
+        if let binaries = try? PostgresBinaries.locate() { return try binaries.output(.pgDump, arguments).output }
+        let (status, output) = try ChildProcess.run(["/usr/bin/env", "pg_dump"] + arguments)
+        guard status == 0 else { throw EmbeddedPostgresError("pg_dump failed (exit \(status)): \(output)") }
+        return output
+    }
+
     public func url(database: String) -> String {
         let host =
             configuration.socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""

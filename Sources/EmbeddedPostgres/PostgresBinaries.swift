@@ -5,14 +5,15 @@ struct PostgresBinaries: Sendable {
     enum Program: String {
         case initdb
         case pgCtl = "pg_ctl"
+        case pgDump = "pg_dump"
     }
 
     let directory: URL
     /// The account the server runs as when this process is root (PostgreSQL refuses root).
     let runAs: (name: String, uid: uid_t, gid: gid_t)?
 
-    /// Finds `initdb` and `pg_ctl`: `LIVELINE_PG_BINDIR`, then `PATH`, then Debian's
-    /// `/usr/lib/postgresql/<version>/bin` (newest version first).
+    /// Finds `initdb` and `pg_ctl` (and `pg_dump` beside them): `LIVELINE_PG_BINDIR`, then `PATH`,
+    /// then Debian's `/usr/lib/postgresql/<version>/bin` (newest version first).
     static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresBinaries {
         var candidates: [URL] = []
         if let explicit = environment["LIVELINE_PG_BINDIR"], !explicit.isEmpty {
@@ -36,7 +37,10 @@ struct PostgresBinaries: Sendable {
                     + "(scripts/install-dependencies.sh does), set LIVELINE_PG_BINDIR, or set DATABASE_URL"
             )
         }
-        return PostgresBinaries(directory: directory, runAs: try unprivilegedAccountIfRoot())
+        // Where the programs really are (PATH may hold links to some of them): `pg_dump` is there too.
+        let installed = directory.appending(path: Program.initdb.rawValue).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        return PostgresBinaries(directory: installed, runAs: try unprivilegedAccountIfRoot())
     }
 
     private static func unprivilegedAccountIfRoot() throws -> (name: String, uid: uid_t, gid: gid_t)? {
@@ -82,6 +86,15 @@ struct PostgresBinaries: Sendable {
     /// - Returns: the exit code.
     @discardableResult
     func run(_ program: Program, _ arguments: [String], acceptingExitCodes: Set<Int32> = [0]) throws -> Int32 {
+        try output(program, arguments, acceptingExitCodes: acceptingExitCodes).status
+    }
+
+    /// Runs a program to completion, as `run` does; returns what it printed too.
+    func output(
+        _ program: Program,
+        _ arguments: [String],
+        acceptingExitCodes: Set<Int32> = [0]
+    ) throws -> (status: Int32, output: String) {
         let executable = directory.appending(path: program.rawValue).path
         let command = runAs.map { ["/usr/sbin/runuser", "-u", $0.name, "--", executable] } ?? [executable]
         let (status, output) = try ChildProcess.run(command + arguments)
@@ -91,6 +104,6 @@ struct PostgresBinaries: Sendable {
                     + output.trimmingCharacters(in: .whitespacesAndNewlines)
             )
         }
-        return status
+        return (status, output)
     }
 }

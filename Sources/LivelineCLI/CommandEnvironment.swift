@@ -38,7 +38,7 @@ struct CommandEnvironment {
     }
 
     func makeMigrator(pool: ConnectionPool) throws -> Migrator {
-        Migrator(migrations: try Migration.load(from: configuration.migrationsDirectory), pool: pool)
+        try Migrator.loading(from: configuration.migrationsDirectory, pool: pool)
     }
 
     /// The lifecycle's numbers: the platform's, with the configured durations.
@@ -190,7 +190,7 @@ struct CommandEnvironment {
         return try await pool.using { pool in
             let status = try await makeMigrator(pool: pool).status()
             guard status.isCurrent else {
-                let pending = status.pending.map(\.fileName).joined(separator: ", ")
+                let pending = status.pendingFiles.joined(separator: ", ")
                 throw ConfigurationError("the database is not migrated (pending: \(pending)): run `liveline migrate`")
             }
             return try await body(EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy)))

@@ -13,7 +13,7 @@ struct Migrate: AsyncParsableCommand {
             let applied = try await environment.withMigrator { try await $0.migrate(logger: environment.logger) }
             print(
                 applied.isEmpty
-                    ? "database is up to date" : "applied \(applied.map(\.fileName).joined(separator: ", "))"
+                    ? "database is up to date" : "applied \(applied.fileNames.joined(separator: ", "))"
             )
         }
     }

@@ -23,7 +23,7 @@ extension LivelineAPI {
             throw Problem(.serviceUnavailable, code: "migrations_mismatch", detail: error.description)
         }
         guard status.isCurrent else {
-            let pending = status.pending.map(\.fileName).joined(separator: ", ")
+            let pending = status.pendingFiles.joined(separator: ", ")
             throw Problem(
                 .serviceUnavailable,
                 code: "migrations_pending",

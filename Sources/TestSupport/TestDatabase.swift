@@ -25,6 +25,9 @@ public enum TestDatabase {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appending(path: "migrations")
 
+    /// The current definitions of the stored functions: `migrations/functions/`.
+    public static let functionsDirectory = migrationsDirectory.appending(path: "functions")
+
     /// Creates an empty database and returns its connection string.
     public static func makeEmpty() async throws -> String {
         try await TestServer.shared.createDatabase(template: nil)
@@ -37,9 +40,8 @@ public enum TestDatabase {
 
     /// Applies every migration to the database at `connectionString`.
     public static func migrate(_ connectionString: String) async throws {
-        let migrations = try Migration.load(from: migrationsDirectory)
         try await withPool(connectionString, maximumConnections: 1) { pool in
-            try await Migrator(migrations: migrations, pool: pool).migrate(logger: logger)
+            try await Migrator.loading(from: migrationsDirectory, pool: pool).migrate(logger: logger)
         }
     }
 

@@ -43,6 +43,7 @@ struct APIFixture: Sendable {
     static func run(
         database: String? = nil,
         migrations: [Migration]? = nil,
+        functions: [FunctionDefinition]? = nil,
         secretKey: SecretKey? = nil,
         apns: LocalAPNs? = nil,
         delivery: DeliveryHealth? = nil,
@@ -69,6 +70,7 @@ struct APIFixture: Sendable {
                 store: store,
                 migrator: Migrator(
                     migrations: try migrations ?? Migration.load(from: TestDatabase.migrationsDirectory),
+                    functions: try functions ?? FunctionDefinition.load(from: TestDatabase.functionsDirectory),
                     pool: pool
                 ),
                 listener: listener,

@@ -56,6 +56,18 @@ struct OperationsTests {
         }
     }
 
+    @Test("/readyz answers 503 migrations_pending, naming the file, while a function's definition is not applied")
+    func changedFunction() async throws {
+        var functions = try FunctionDefinition.load(from: TestDatabase.functionsDirectory)
+        functions[0] = FunctionDefinition(name: functions[0].name, sql: functions[0].sql + "\n-- changed\n")
+        let changed = functions[0].fileName
+        try await APIFixture.run(functions: functions) { api in
+            let body = try await api.client(key: nil).getReadiness().serviceUnavailable.body.applicationProblemJson
+            #expect(body.code == "migrations_pending")
+            #expect(body.detail.contains(changed))
+        }
+    }
+
     @Test("/readyz answers 503 migrations_mismatch when an applied migration was edited")
     func editedMigration() async throws {
         var migrations = try Migration.load(from: TestDatabase.migrationsDirectory)

@@ -13,7 +13,7 @@ public struct Migration: Sendable, Equatable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.checksum = sha256Hex(sql)
     }
 
     /// The file name it was loaded from.
@@ -50,4 +50,9 @@ public struct Migration: Sendable, Equatable {
         }
         return migrations
     }
+}
+
+/// SHA-256 of a schema file's bytes, hex encoded: what the database records of what it applied.
+func sha256Hex(_ sql: String) -> String {
+    SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
 }

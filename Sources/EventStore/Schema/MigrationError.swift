@@ -2,6 +2,8 @@
 public enum MigrationError: Error, Equatable, CustomStringConvertible {
     case directoryUnreadable(path: String)
     case badFileName(String)
+    /// A file of `migrations/functions/` whose name is not a function's.
+    case badFunctionFileName(String)
     case duplicateVersion(Int)
     /// An applied migration's file no longer matches what was applied.
     case edited(version: Int, name: String, applied: String, file: String)
@@ -14,6 +16,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
             "cannot read the migrations folder \(path) (set LIVELINE_MIGRATIONS or --migrations)"
         case .badFileName(let file):
             "migration file \(file) is not named NNNN_name.sql"
+        case .badFunctionFileName(let file):
+            "function file \(file) is not named after the function it defines (lower-case letters, digits, _)"
         case .duplicateVersion(let version):
             "two migration files share the number \(version)"
         case .edited(let version, let name, let applied, let file):

@@ -10,12 +10,21 @@ enum MigrationQueries {
         return try body()
     }
 
-    static func createTable(_ connection: Connection) throws {
+    static func createTables(_ connection: Connection) throws {
         try connection.execute(
             """
             CREATE TABLE IF NOT EXISTS liveline_migrations (
                 version integer PRIMARY KEY,
                 name text NOT NULL,
+                checksum text NOT NULL,
+                applied_at timestamptz NOT NULL DEFAULT now()
+            )
+            """
+        )
+        try connection.execute(
+            """
+            CREATE TABLE IF NOT EXISTS liveline_functions (
+                name text PRIMARY KEY,
                 checksum text NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now()
             )
@@ -31,6 +40,32 @@ enum MigrationQueries {
         try connection.query("SELECT version, name, checksum FROM liveline_migrations ORDER BY version").map { row in
             AppliedMigration(version: try row.decode(0), name: try row.decode(1), checksum: try row.decode(2))
         }
+    }
+
+    /// The checksum of each function definition applied, by name; none before the first.
+    static func appliedFunctions(_ connection: Connection) throws -> [String: String] {
+        guard try connection.query("SELECT to_regclass('liveline_functions') IS NOT NULL").single?.decode(0) ?? false
+        else { return [:] }
+        let rows = try connection.query("SELECT name, checksum FROM liveline_functions")
+        return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode(0), try $0.decode(1)) })
+    }
+
+    /// Records that `applied` were applied, and forgets definitions no longer among `current`.
+    static func recordFunctions(
+        _ applied: [FunctionDefinition],
+        current: [FunctionDefinition],
+        _ connection: Connection
+    ) throws {
+        try connection.execute(
+            """
+            INSERT INTO liveline_functions (name, checksum)
+            SELECT * FROM unnest(\(PostgresArray(applied.map(\.name))), \(PostgresArray(applied.map(\.checksum))))
+            ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+            """
+        )
+        try connection.execute(
+            "DELETE FROM liveline_functions WHERE name <> ALL (\(PostgresArray(current.map(\.name))))"
+        )
     }
 
     static func record(_ migration: Migration, _ connection: Connection) throws {

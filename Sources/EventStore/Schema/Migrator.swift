@@ -1,41 +1,78 @@
+public import Foundation
 public import Logging
 public import Postgres
 
-/// Applies `migrations/` to a database: pending files in order, each in its own transaction,
-/// recorded in `liveline_migrations`.
+/// Brings a database to the repository's schema: the pending numbered migrations in order, each in
+/// its own transaction, recorded in `liveline_migrations`; then the stored functions' current
+/// definitions (`migrations/functions/`), in one transaction, recorded in `liveline_functions`.
+/// The definitions are applied when one of them changed, and all of them after any migration
+/// (which may have dropped or replaced a function).
 ///
 /// Safe when several processes run it at once (a session advisory lock makes them take turns);
-/// refuses to run when an applied file has been edited since.
+/// refuses to run when an applied migration's file has been edited since.
 public struct Migrator: Sendable {
-    /// Which migrations a database has, compared with the files.
+    /// Which migrations and function definitions a database has, compared with the files.
     public struct Status: Sendable, Equatable {
         public var applied: [Int]
         public var pending: [Migration]
+        /// Definitions the database does not have in their current text.
+        public var changedFunctions: [FunctionDefinition]
 
         /// Whether the database is at the files' latest version.
-        public var isCurrent: Bool { pending.isEmpty }
+        public var isCurrent: Bool { pending.isEmpty && changedFunctions.isEmpty }
+
+        /// The files still to apply, as named in the migrations folder.
+        public var pendingFiles: [String] { pending.map(\.fileName) + changedFunctions.map(\.fileName) }
+    }
+
+    /// What one run applied.
+    public struct Applied: Sendable, Equatable {
+        public var migrations: [Migration]
+        public var functions: [FunctionDefinition]
+
+        public init(migrations: [Migration] = [], functions: [FunctionDefinition] = []) {
+            self.migrations = migrations
+            self.functions = functions
+        }
+
+        public var isEmpty: Bool { migrations.isEmpty && functions.isEmpty }
+        public var fileNames: [String] { migrations.map(\.fileName) + functions.map(\.fileName) }
     }
 
     public let migrations: [Migration]
+    public let functions: [FunctionDefinition]
     private let pool: ConnectionPool
 
-    public init(migrations: [Migration], pool: ConnectionPool) {
+    public init(migrations: [Migration], functions: [FunctionDefinition], pool: ConnectionPool) {
         self.migrations = migrations
+        self.functions = functions
         self.pool = pool
     }
 
-    /// Applies every pending migration; returns those it applied (none when already current).
-    /// - Throws: `MigrationError`, or `EventStoreError` when the database fails (a migration's
-    ///   SQL included: nothing of that migration is kept).
+    /// The migrator of a migrations folder: its `NNNN_name.sql` files and its `functions/`.
+    /// - Throws: `MigrationError` when a file is misnamed or two migrations share a number.
+    public static func loading(from directory: URL, pool: ConnectionPool) throws -> Migrator {
+        Migrator(
+            migrations: try Migration.load(from: directory),
+            functions: try FunctionDefinition.load(from: directory.appending(path: "functions")),
+            pool: pool
+        )
+    }
+
+    /// Applies every pending migration, then the function definitions that are due; returns what
+    /// it applied (nothing when the database was current).
+    /// - Throws: `MigrationError`, or `EventStoreError` when the database fails (a file's SQL
+    ///   included: nothing of that migration, or of the definitions, is kept).
     @discardableResult
-    public func migrate(logger: Logger) async throws -> [Migration] {
-        let migrations = migrations
+    public func migrate(logger: Logger) async throws -> Applied {
+        let (migrations, functions) = (migrations, functions)
         return try await EventStoreError.sealing {
             try await pool.withConnection { connection in
                 try MigrationQueries.withMigrationLock(connection) {
-                    try MigrationQueries.createTable(connection)
-                    let pending = try Self.compare(migrations, MigrationQueries.applied(connection)).pending
-                    for migration in pending {
+                    try MigrationQueries.createTables(connection)
+                    var applied = Applied()
+                    applied.migrations = try Self.compare(migrations, MigrationQueries.applied(connection)).pending
+                    for migration in applied.migrations {
                         try connection.transaction { connection in
                             try connection.executeScript(migration.sql)
                             try MigrationQueries.record(migration, connection)
@@ -47,7 +84,19 @@ public struct Migrator: Sendable {
                             ]
                         )
                     }
-                    return pending
+                    let changed = Self.changed(functions, try MigrationQueries.appliedFunctions(connection))
+                    if !changed.isEmpty || !applied.migrations.isEmpty {
+                        applied.functions = applied.migrations.isEmpty ? changed : functions
+                        try connection.transaction { connection in
+                            for function in applied.functions { try connection.executeScript(function.sql) }
+                            try MigrationQueries.recordFunctions(applied.functions, current: functions, connection)
+                        }
+                        logger.info(
+                            "applied function definitions",
+                            metadata: ["functions": "\(applied.functions.map(\.name).joined(separator: ", "))"]
+                        )
+                    }
+                    return applied
                 }
             }
         }
@@ -56,13 +105,17 @@ public struct Migrator: Sendable {
     /// Compares the database with the files, without changing anything.
     /// - Throws: `MigrationError` when an applied file was edited or is unknown.
     public func status() async throws -> Status {
-        let migrations = migrations
-        let applied = try await EventStoreError.sealing {
+        let (migrations, functions) = (migrations, functions)
+        let (applied, appliedFunctions) = try await EventStoreError.sealing {
             try await pool.withConnection { connection in
-                try MigrationQueries.tableExists(connection) ? MigrationQueries.applied(connection) : []
+                try MigrationQueries.tableExists(connection)
+                    ? (MigrationQueries.applied(connection), MigrationQueries.appliedFunctions(connection))
+                    : ([], [:])
             }
         }
-        return try Self.compare(migrations, applied)
+        var status = try Self.compare(migrations, applied)
+        status.changedFunctions = Self.changed(functions, appliedFunctions)
+        return status
     }
 
     static func compare(_ files: [Migration], _ applied: [AppliedMigration]) throws -> Status {
@@ -83,8 +136,14 @@ public struct Migrator: Sendable {
         let appliedVersions = Set(applied.map(\.version))
         return Status(
             applied: applied.map(\.version).sorted(),
-            pending: files.filter { !appliedVersions.contains($0.version) }
+            pending: files.filter { !appliedVersions.contains($0.version) },
+            changedFunctions: []
         )
+    }
+
+    /// The definitions whose text differs from what the database recorded (`checksums` by name).
+    static func changed(_ functions: [FunctionDefinition], _ checksums: [String: String]) -> [FunctionDefinition] {
+        functions.filter { checksums[$0.name] != $0.checksum }
     }
 }
 

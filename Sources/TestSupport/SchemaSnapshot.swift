@@ -1,0 +1,37 @@
+import Crypto
+import EmbeddedPostgres
+public import Foundation
+
+/// The schema of a freshly migrated database, committed as `migrations/snapshot/schema.sql` so
+/// that every change to a table, index, view, trigger, grant or function shows as a diff in the
+/// commit that makes it. It is `pg_dump --schema-only` with what varies between machines and runs
+/// left out (the versions that made the dump, session settings, owners, the random key of
+/// `\restrict`) and each function's body replaced
+/// by its size and checksum: a body's text is reviewed in `migrations/functions/`, where it lives.
+public enum SchemaSnapshot {
+    /// The committed snapshot.
+    public static let file = TestDatabase.migrationsDirectory.appending(path: "snapshot").appending(path: "schema.sql")
+
+    /// The snapshot of the database at `connectionString`.
+    public static func take(of connectionString: String) throws -> String {
+        normalized(try EmbeddedPostgres.dumpSchema(connectionString: connectionString))
+    }
+
+    static func normalized(_ dump: String) -> String {
+        let body = /AS \$(?<tag>[A-Za-z_]*)\$(?<body>.*?)\$\k<tag>\$/.dotMatchesNewlines()
+        let withoutBodies = dump.replacing(body) { match in
+            let text = String(match.output.body)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+            let digest = SHA256.hash(data: Data(text.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+            return "AS $$ body of \(lines) lines, sha256 \(digest)… $$"
+        }
+        var kept: [Substring] = []
+        for line in withoutBodies.split(separator: "\n", omittingEmptySubsequences: false) {
+            let varying = ["-- Dumped ", "SET ", "SELECT pg_catalog.set_config(", "\\restrict ", "\\unrestrict "]
+            if varying.contains(where: { line.hasPrefix($0) }) { continue }
+            if line.isEmpty && kept.last?.isEmpty == true { continue }
+            kept.append(line)
+        }
+        return kept.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines) + "\n"
+    }
+}

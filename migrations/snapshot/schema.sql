@@ -1,0 +1,1826 @@
+--
+-- PostgreSQL database dump
+--
+
+--
+-- Name: event_cause; Type: TYPE; Schema: public; Owner: -
+--
+
+CREATE TYPE public.event_cause AS ENUM (
+    'app',
+    'device',
+    'system'
+);
+
+--
+-- Name: liveline_id; Type: DOMAIN; Schema: public; Owner: -
+--
+
+CREATE DOMAIN public.liveline_id AS text
+	CONSTRAINT liveline_id_check CHECK (((VALUE ~ '^[A-Za-z0-9._:-]+$'::text) AND (length(VALUE) <= 128)));
+
+--
+-- Name: apps; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.apps (
+    app_id public.liveline_id NOT NULL,
+    bundle_id text NOT NULL,
+    max_open integer DEFAULT 5 NOT NULL,
+    max_open_per_device integer,
+    priority_budget_per_hour integer DEFAULT 10 NOT NULL,
+    frequent_updates boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    open_excess integer DEFAULT 0 NOT NULL,
+    push_to_start_budget_per_hour integer DEFAULT 10 NOT NULL,
+    CONSTRAINT apps_bundle_id_check CHECK (((length(bundle_id) >= 1) AND (length(bundle_id) <= 255))),
+    CONSTRAINT apps_max_open_check CHECK ((max_open >= 0)),
+    CONSTRAINT apps_max_open_per_device_check CHECK ((max_open_per_device > 0)),
+    CONSTRAINT apps_open_excess_check CHECK ((open_excess >= 0)),
+    CONSTRAINT apps_priority_budget_per_hour_check CHECK ((priority_budget_per_hour >= 0)),
+    CONSTRAINT apps_push_to_start_budget_per_hour_check CHECK ((push_to_start_budget_per_hour >= 1))
+);
+
+--
+-- Name: liveline_app_settings(public.apps); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
+    LANGUAGE sql IMMUTABLE
+    AS $$ body of 5 lines, sha256 7ab01cb283384ad9… $$;
+
+--
+-- Name: liveline_append(text, text, integer, jsonb, text[], jsonb[], text[], timestamp with time zone[], integer, text, bytea, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
+    LANGUAGE plpgsql
+    AS $$ body of 124 lines, sha256 d06347c334902a3d… $$;
+
+--
+-- Name: liveline_append_batch(text[], text[], integer[], jsonb[], integer[], text[], jsonb[], text[], timestamp with time zone[], integer[], text[], bytea[], jsonb[], text[], text[], text[], text[], jsonb[], timestamp with time zone[], text[], bytea[], jsonb[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 440 lines, sha256 b7f358dad631b8f0… $$;
+
+--
+-- Name: liveline_audit_apns_credentials(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 12 lines, sha256 2a7f655b59717768… $$;
+
+--
+-- Name: liveline_audit_app(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_audit_app() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 20 lines, sha256 e5887620c7e7348d… $$;
+
+--
+-- Name: liveline_audit_broadcast_channel(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_audit_broadcast_channel() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 13 lines, sha256 3521ce0a53176d8f… $$;
+
+--
+-- Name: liveline_audit_key(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_audit_key() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 10 lines, sha256 462f21e460e4ac25… $$;
+
+--
+-- Name: liveline_audit_limits(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_audit_limits() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 9 lines, sha256 a36113919601658e… $$;
+
+--
+-- Name: liveline_batch_commands(text[], text[], boolean[], text[], text[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) RETURNS TABLE(app_id text, activity_id text, is_request boolean, device_id text, idempotency_key text, n bigint)
+    LANGUAGE plpgsql STABLE ROWS 1
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 6 lines, sha256 7d42739f5e1e77b0… $$;
+
+--
+-- Name: liveline_guard_broadcast_channel(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 12 lines, sha256 1ba0ff183520a065… $$;
+
+--
+-- Name: liveline_record_admin_change(text, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_record_admin_change(p_action text, p_app_id text, p_details jsonb) RETURNS void
+    LANGUAGE sql
+    AS $$ body of 5 lines, sha256 92f3e7c10b9992db… $$;
+
+--
+-- Name: liveline_refuse_event_change(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_refuse_event_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 6 lines, sha256 a1342260e95fd521… $$;
+
+--
+-- Name: liveline_refuse_history_change(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_refuse_history_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 6 lines, sha256 9c1c0c7b7df494a4… $$;
+
+--
+-- Name: liveline_respread_app_cap(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_respread_app_cap(p_app_id text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 20 lines, sha256 716fc2ff1919baf9… $$;
+
+--
+-- Name: liveline_respread_global_cap(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_respread_global_cap() RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 16 lines, sha256 e40d1245817f5fd6… $$;
+
+--
+-- Name: liveline_rules_unchanged(text[], bigint[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 19 lines, sha256 ffc7d35bfde5f92c… $$;
+
+--
+-- Name: liveline_spread_app_cap(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_spread_app_cap() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$ body of 6 lines, sha256 467cafb8a19cd1b8… $$;
+
+--
+-- Name: liveline_stable_position(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_stable_position() RETURNS bigint
+    LANGUAGE sql STABLE
+    AS $$ body of 3 lines, sha256 9fa1ea4dfb8302fe… $$;
+
+--
+-- Name: activities; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.activities (
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    state text NOT NULL,
+    version integer NOT NULL,
+    activity_type text,
+    attributes jsonb DEFAULT '{}'::jsonb NOT NULL,
+    content_state jsonb DEFAULT '{}'::jsonb NOT NULL,
+    stale_date timestamp with time zone,
+    relevance_score double precision,
+    push_type text,
+    push_token text,
+    device_id text,
+    start_date timestamp with time zone,
+    last_timestamp timestamp with time zone,
+    requested_at timestamp with time zone NOT NULL,
+    activated_at timestamp with time zone,
+    ended_at timestamp with time zone,
+    dismissed_at timestamp with time zone,
+    dismissal_date timestamp with time zone,
+    next_deadline_at timestamp with time zone,
+    next_deadline_kind text,
+    last_event_at timestamp with time zone NOT NULL,
+    style text,
+    end_reason text,
+    priority_updates timestamp with time zone[] DEFAULT '{}'::timestamp with time zone[] NOT NULL,
+    app_stripe smallint,
+    global_stripe smallint,
+    CONSTRAINT activities_app_stripe_check CHECK (((app_stripe >= 0) AND (app_stripe <= 7))),
+    CONSTRAINT activities_check CHECK (((next_deadline_at IS NULL) = (next_deadline_kind IS NULL))),
+    CONSTRAINT activities_end_reason_check CHECK ((end_reason = ANY (ARRAY['app'::text, 'lifetime_exceeded'::text]))),
+    CONSTRAINT activities_global_stripe_check CHECK (((global_stripe >= 0) AND (global_stripe <= 15))),
+    CONSTRAINT activities_next_deadline_kind CHECK ((next_deadline_kind = ANY (ARRAY['start'::text, 'stale'::text, 'lifetime'::text, 'dismissal'::text]))),
+    CONSTRAINT activities_open_holds_stripes CHECK (((state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text])) = ((app_stripe IS NOT NULL) AND (global_stripe IS NOT NULL)))),
+    CONSTRAINT activities_relevance_score_check CHECK ((relevance_score >= (0)::double precision)),
+    CONSTRAINT activities_state CHECK ((state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text, 'ended'::text, 'dismissed'::text]))),
+    CONSTRAINT activities_style_check CHECK ((style = ANY (ARRAY['standard'::text, 'transient'::text]))),
+    CONSTRAINT activities_version_check CHECK ((version > 0))
+);
+
+--
+-- Name: activities_replay; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.activities_replay (
+    app_id text NOT NULL,
+    activity_id text NOT NULL,
+    state text NOT NULL,
+    version integer NOT NULL,
+    activity_type text,
+    attributes jsonb DEFAULT '{}'::jsonb NOT NULL,
+    content_state jsonb DEFAULT '{}'::jsonb NOT NULL,
+    stale_date timestamp with time zone,
+    relevance_score double precision,
+    push_type text,
+    push_token text,
+    device_id text,
+    start_date timestamp with time zone,
+    last_timestamp timestamp with time zone,
+    requested_at timestamp with time zone NOT NULL,
+    activated_at timestamp with time zone,
+    ended_at timestamp with time zone,
+    dismissed_at timestamp with time zone,
+    dismissal_date timestamp with time zone,
+    next_deadline_at timestamp with time zone,
+    next_deadline_kind text,
+    last_event_at timestamp with time zone NOT NULL,
+    style text,
+    end_reason text,
+    priority_updates timestamp with time zone[] DEFAULT '{}'::timestamp with time zone[] NOT NULL,
+    app_stripe smallint,
+    global_stripe smallint
+);
+
+--
+-- Name: activities_replay_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.activities_replay_changes (
+    app_id text NOT NULL,
+    activity_id text NOT NULL
+);
+
+--
+-- Name: activities_replay_staged; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE UNLOGGED TABLE public.activities_replay_staged (
+    app_id text NOT NULL,
+    activity_id text NOT NULL,
+    state text NOT NULL,
+    version integer NOT NULL,
+    activity_type text,
+    attributes jsonb NOT NULL,
+    content_state jsonb NOT NULL,
+    stale_date timestamp with time zone,
+    relevance_score double precision,
+    push_type text,
+    push_token text,
+    device_id text,
+    start_date timestamp with time zone,
+    last_timestamp timestamp with time zone,
+    requested_at timestamp with time zone NOT NULL,
+    activated_at timestamp with time zone,
+    ended_at timestamp with time zone,
+    dismissed_at timestamp with time zone,
+    dismissal_date timestamp with time zone,
+    next_deadline_at timestamp with time zone,
+    next_deadline_kind text,
+    last_event_at timestamp with time zone NOT NULL,
+    style text,
+    end_reason text,
+    priority_updates timestamp with time zone[] NOT NULL,
+    app_stripe smallint,
+    global_stripe smallint
+);
+
+--
+-- Name: admin_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.admin_changes (
+    id bigint NOT NULL,
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    app_id text,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    transaction_id xid8 DEFAULT pg_current_xact_id(),
+    CONSTRAINT admin_changes_action_check CHECK ((action = ANY (ARRAY['app.created'::text, 'app.updated'::text, 'key.issued'::text, 'key.revoked'::text, 'limits.updated'::text, 'apns.set'::text, 'apns.removed'::text, 'channel.created'::text, 'channel.deleted'::text]))),
+    CONSTRAINT admin_changes_details_check CHECK ((jsonb_typeof(details) = 'object'::text))
+);
+
+--
+-- Name: admin_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.admin_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.admin_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: events; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.events (
+    "position" bigint NOT NULL,
+    transaction_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    version integer NOT NULL,
+    type text NOT NULL,
+    data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    caused_by public.event_cause NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT events_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
+    CONSTRAINT events_position_in_transaction CHECK ((("position" >> 16) = ((transaction_id)::text)::bigint)),
+    CONSTRAINT events_type_check CHECK ((type ~ '^activity\.[a-z_]+$'::text)),
+    CONSTRAINT events_version_check CHECK ((version > 0))
+);
+
+--
+-- Name: alerts_per_minute; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.alerts_per_minute AS
+ SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
+    events.app_id,
+    count(*) AS alerts
+   FROM public.events
+  WHERE ((events.type = 'activity.updated'::text) AND (events.data ? 'alert'::text))
+  GROUP BY (date_trunc('minute'::text, events.occurred_at)), events.app_id;
+
+--
+-- Name: api_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.api_keys (
+    key_id uuid NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    secret_sha256 bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_keys_secret_sha256_check CHECK ((length(secret_sha256) = 32))
+);
+
+--
+-- Name: apns_credentials; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.apns_credentials (
+    app_id public.liveline_id NOT NULL,
+    team_id text NOT NULL,
+    key_id text NOT NULL,
+    environment text NOT NULL,
+    sealed_private_key bytea NOT NULL,
+    public_key_sha256 bytea NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT apns_credentials_environment_check CHECK ((environment = ANY (ARRAY['sandbox'::text, 'production'::text]))),
+    CONSTRAINT apns_credentials_key_id_check CHECK ((key_id ~ '^[A-Z0-9]{10}$'::text)),
+    CONSTRAINT apns_credentials_public_key_sha256_check CHECK ((length(public_key_sha256) = 32)),
+    CONSTRAINT apns_credentials_team_id_check CHECK ((team_id ~ '^[A-Z0-9]{10}$'::text))
+);
+
+--
+-- Name: app_open_stripes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.app_open_stripes (
+    app_id public.liveline_id NOT NULL,
+    stripe smallint NOT NULL,
+    capacity integer NOT NULL,
+    open integer DEFAULT 0 NOT NULL,
+    CONSTRAINT app_open_stripes_capacity_check CHECK ((capacity >= 0)),
+    CONSTRAINT app_open_stripes_open_check CHECK ((open >= 0)),
+    CONSTRAINT app_open_stripes_stripe_check CHECK (((stripe >= 0) AND (stripe <= 7)))
+);
+
+--
+-- Name: app_open_counts; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.app_open_counts AS
+ SELECT app_open_stripes.app_id,
+    (sum(app_open_stripes.open))::integer AS open
+   FROM public.app_open_stripes
+  GROUP BY app_open_stripes.app_id;
+
+--
+-- Name: broadcast_channels; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.broadcast_channels (
+    app_id public.liveline_id NOT NULL,
+    channel_id text NOT NULL,
+    environment text NOT NULL,
+    message_storage_policy text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone,
+    CONSTRAINT broadcast_channels_channel_id_check CHECK (((channel_id ~ '^[A-Za-z0-9+/=_-]+$'::text) AND (length(channel_id) <= 256))),
+    CONSTRAINT broadcast_channels_environment_check CHECK ((environment = ANY (ARRAY['sandbox'::text, 'production'::text]))),
+    CONSTRAINT broadcast_channels_message_storage_policy_check CHECK ((message_storage_policy = ANY (ARRAY['none'::text, 'mostRecent'::text])))
+);
+
+--
+-- Name: global_open_stripes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.global_open_stripes (
+    stripe smallint NOT NULL,
+    capacity integer NOT NULL,
+    open integer DEFAULT 0 NOT NULL,
+    CONSTRAINT global_open_stripes_capacity_check CHECK ((capacity >= 0)),
+    CONSTRAINT global_open_stripes_open_check CHECK ((open >= 0))
+);
+
+--
+-- Name: service_limits; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.service_limits (
+    singleton boolean DEFAULT true NOT NULL,
+    global_max_open integer DEFAULT 100000 NOT NULL,
+    open_excess integer DEFAULT 0 NOT NULL,
+    CONSTRAINT service_limits_global_max_open_check CHECK ((global_max_open >= 0)),
+    CONSTRAINT service_limits_open_excess_check CHECK ((open_excess >= 0)),
+    CONSTRAINT service_limits_singleton_check CHECK (singleton)
+);
+
+--
+-- Name: cap_utilisation; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.cap_utilisation AS
+ SELECT 'app'::text AS scope,
+    a.app_id,
+    (c.open)::bigint AS open,
+    a.max_open AS cap,
+    round(((100.0 * (c.open)::numeric) / (NULLIF(a.max_open, 0))::numeric), 1) AS percent
+   FROM (public.apps a
+     JOIN public.app_open_counts c USING (app_id))
+UNION ALL
+ SELECT 'global'::text AS scope,
+    NULL::text AS app_id,
+    sum(s.open) AS open,
+    max(l.global_max_open) AS cap,
+    round(((100.0 * (sum(s.open))::numeric) / (NULLIF(max(l.global_max_open), 0))::numeric), 1) AS percent
+   FROM (public.global_open_stripes s
+     CROSS JOIN public.service_limits l);
+
+--
+-- Name: deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.deliveries (
+    id bigint NOT NULL,
+    "position" bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    version integer NOT NULL,
+    outcome text NOT NULL,
+    attempt integer NOT NULL,
+    apns_id uuid,
+    device_token text,
+    priority smallint,
+    status integer,
+    reason text,
+    latency_us bigint,
+    attempted_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    channel_id text,
+    CONSTRAINT deliveries_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT deliveries_latency_us_check CHECK ((latency_us >= 0)),
+    CONSTRAINT deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'superseded'::text, 'awaiting_token'::text, 'no_credentials'::text, 'undeliverable'::text, 'expired'::text, 'sending'::text]))),
+    CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
+    CONSTRAINT deliveries_version_check CHECK ((version > 0))
+);
+
+--
+-- Name: deliveries_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.deliveries_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: deliveries_per_minute; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.deliveries_per_minute AS
+ SELECT date_trunc('minute'::text, deliveries.attempted_at) AS minute,
+    deliveries.app_id,
+    deliveries.outcome,
+    count(*) AS deliveries
+   FROM public.deliveries
+  GROUP BY (date_trunc('minute'::text, deliveries.attempted_at)), deliveries.app_id, deliveries.outcome;
+
+--
+-- Name: delivery_failures_by_reason; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.delivery_failures_by_reason AS
+ SELECT date_trunc('minute'::text, deliveries.attempted_at) AS minute,
+    deliveries.app_id,
+    deliveries.status,
+    deliveries.reason,
+    count(*) AS failures
+   FROM public.deliveries
+  WHERE ((deliveries.attempt > 0) AND (deliveries.outcome <> 'delivered'::text))
+  GROUP BY (date_trunc('minute'::text, deliveries.attempted_at)), deliveries.app_id, deliveries.status, deliveries.reason;
+
+--
+-- Name: delivery_holds; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.delivery_holds (
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    "position" bigint NOT NULL,
+    starts_activity boolean NOT NULL,
+    held_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: delivery_latency_per_minute; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.delivery_latency_per_minute AS
+ SELECT date_trunc('minute'::text, d.attempted_at) AS minute,
+    d.app_id,
+    count(*) AS delivered,
+    percentile_cont((0.5)::double precision) WITHIN GROUP (ORDER BY (((EXTRACT(epoch FROM (d.attempted_at - e.recorded_at)) + ((d.latency_us)::numeric / '1000000'::numeric)))::double precision)) AS commit_to_answer_p50_seconds,
+    percentile_cont((0.99)::double precision) WITHIN GROUP (ORDER BY (((EXTRACT(epoch FROM (d.attempted_at - e.recorded_at)) + ((d.latency_us)::numeric / '1000000'::numeric)))::double precision)) AS commit_to_answer_p99_seconds
+   FROM (public.deliveries d
+     JOIN public.events e ON ((e."position" = d."position")))
+  WHERE (d.outcome = 'delivered'::text)
+  GROUP BY (date_trunc('minute'::text, d.attempted_at)), d.app_id;
+
+--
+-- Name: delivery_shards; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.delivery_shards (
+    shard integer NOT NULL,
+    "position" bigint NOT NULL,
+    owner text,
+    lease_expires_at timestamp with time zone,
+    CONSTRAINT delivery_shards_shard_check CHECK ((shard >= 0))
+);
+
+--
+-- Name: delivery_suspensions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.delivery_suspensions (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    status integer NOT NULL,
+    reason text NOT NULL,
+    credentials_updated_at timestamp with time zone NOT NULL,
+    suspended_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: delivery_suspensions_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.delivery_suspensions ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.delivery_suspensions_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: delivery_workers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.delivery_workers (
+    worker_id text NOT NULL,
+    heartbeat_at timestamp with time zone NOT NULL
+);
+
+--
+-- Name: device_open_counts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.device_open_counts (
+    app_id public.liveline_id NOT NULL,
+    device_id text NOT NULL,
+    open integer DEFAULT 0 NOT NULL,
+    CONSTRAINT device_open_counts_open_check CHECK ((open >= 0))
+);
+
+--
+-- Name: events_per_minute; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.events_per_minute AS
+ SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
+    events.app_id,
+    events.type,
+    count(*) AS events
+   FROM public.events
+  GROUP BY (date_trunc('minute'::text, events.occurred_at)), events.app_id, events.type;
+
+--
+-- Name: idempotency_keys; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.idempotency_keys (
+    app_id public.liveline_id NOT NULL,
+    idempotency_key text NOT NULL,
+    request_sha256 bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    activity_id text NOT NULL,
+    outcome jsonb NOT NULL,
+    CONSTRAINT idempotency_keys_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT idempotency_keys_outcome_check CHECK ((jsonb_typeof(outcome) = 'object'::text))
+);
+
+--
+-- Name: push_token_invalidations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.push_token_invalidations (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    device_token text NOT NULL,
+    "position" bigint NOT NULL,
+    status integer NOT NULL,
+    reason text NOT NULL,
+    invalid_since timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: invalidated_tokens_per_minute; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.invalidated_tokens_per_minute AS
+ SELECT date_trunc('minute'::text, push_token_invalidations.recorded_at) AS minute,
+    push_token_invalidations.app_id,
+    push_token_invalidations.reason,
+    count(*) AS tokens
+   FROM public.push_token_invalidations
+  GROUP BY (date_trunc('minute'::text, push_token_invalidations.recorded_at)), push_token_invalidations.app_id, push_token_invalidations.reason;
+
+--
+-- Name: liveline_activity_rows; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.liveline_activity_rows AS
+ SELECT (activities.app_id)::text AS app_id,
+    (activities.activity_id)::text AS activity_id,
+    activities.state,
+    activities.version,
+    activities.activity_type,
+    activities.attributes,
+    activities.content_state,
+    activities.stale_date,
+    activities.relevance_score,
+    activities.push_type,
+    activities.push_token,
+    activities.device_id,
+    activities.start_date,
+    activities.last_timestamp,
+    activities.requested_at,
+    activities.activated_at,
+    activities.ended_at,
+    activities.dismissed_at,
+    activities.dismissal_date,
+    activities.next_deadline_at,
+    activities.next_deadline_kind,
+    activities.last_event_at,
+    activities.style,
+    activities.end_reason,
+    activities.priority_updates
+   FROM public.activities;
+
+--
+-- Name: liveline_append_gate; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.liveline_append_gate (
+);
+
+--
+-- Name: liveline_functions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.liveline_functions (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: liveline_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.liveline_migrations (
+    version integer NOT NULL,
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: liveline_replay_rows; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.liveline_replay_rows AS
+ SELECT activities_replay.app_id,
+    activities_replay.activity_id,
+    activities_replay.state,
+    activities_replay.version,
+    activities_replay.activity_type,
+    activities_replay.attributes,
+    activities_replay.content_state,
+    activities_replay.stale_date,
+    activities_replay.relevance_score,
+    activities_replay.push_type,
+    activities_replay.push_token,
+    activities_replay.device_id,
+    activities_replay.start_date,
+    activities_replay.last_timestamp,
+    activities_replay.requested_at,
+    activities_replay.activated_at,
+    activities_replay.ended_at,
+    activities_replay.dismissed_at,
+    activities_replay.dismissal_date,
+    activities_replay.next_deadline_at,
+    activities_replay.next_deadline_kind,
+    activities_replay.last_event_at,
+    activities_replay.style,
+    activities_replay.end_reason,
+    activities_replay.priority_updates
+   FROM public.activities_replay;
+
+--
+-- Name: open_activities; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.open_activities AS
+ SELECT activities.app_id,
+    activities.state,
+    count(*) AS activities
+   FROM public.activities
+  WHERE (activities.state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text]))
+  GROUP BY activities.app_id, activities.state;
+
+--
+-- Name: push_to_start_token_changes; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.push_to_start_token_changes (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    activity_type text NOT NULL,
+    change text NOT NULL,
+    token text,
+    status integer,
+    reason text,
+    invalid_since timestamp with time zone,
+    changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT push_to_start_token_changes_activity_type_check CHECK (((char_length(activity_type) >= 1) AND (char_length(activity_type) <= 128))),
+    CONSTRAINT push_to_start_token_changes_change_check CHECK ((change = ANY (ARRAY['registered'::text, 'removed'::text, 'invalidated'::text]))),
+    CONSTRAINT push_to_start_token_changes_check CHECK (((change = 'removed'::text) = (token IS NULL))),
+    CONSTRAINT push_to_start_token_changes_check1 CHECK (((change = 'invalidated'::text) = ((invalid_since IS NOT NULL) AND (reason IS NOT NULL)))),
+    CONSTRAINT push_to_start_token_changes_token_check CHECK (((token ~ '^[!-~]+$'::text) AND (length(token) <= 512)))
+);
+
+--
+-- Name: push_to_start_token_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.push_to_start_token_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.push_to_start_token_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: push_to_start_tokens; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.push_to_start_tokens AS
+ SELECT registration.app_id,
+    registration.device_id,
+    registration.activity_type,
+    registration.token,
+    registration.changed_at AS registered_at
+   FROM ( SELECT DISTINCT ON (push_to_start_token_changes.app_id, push_to_start_token_changes.device_id, push_to_start_token_changes.activity_type) push_to_start_token_changes.id,
+            push_to_start_token_changes.app_id,
+            push_to_start_token_changes.device_id,
+            push_to_start_token_changes.activity_type,
+            push_to_start_token_changes.change,
+            push_to_start_token_changes.token,
+            push_to_start_token_changes.status,
+            push_to_start_token_changes.reason,
+            push_to_start_token_changes.invalid_since,
+            push_to_start_token_changes.changed_at
+           FROM public.push_to_start_token_changes
+          WHERE (push_to_start_token_changes.change = 'registered'::text)
+          ORDER BY push_to_start_token_changes.app_id, push_to_start_token_changes.device_id, push_to_start_token_changes.activity_type, push_to_start_token_changes.id DESC) registration
+  WHERE (NOT (EXISTS ( SELECT
+           FROM public.push_to_start_token_changes later
+          WHERE (((later.app_id)::text = (registration.app_id)::text) AND ((later.device_id)::text = (registration.device_id)::text) AND (later.activity_type = registration.activity_type) AND (later.id > registration.id) AND ((later.change = 'removed'::text) OR ((later.change = 'invalidated'::text) AND (later.token = registration.token) AND (later.invalid_since >= registration.changed_at)))))));
+
+--
+-- Name: push_token_invalidations_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.push_token_invalidations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.push_token_invalidations_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: rejections; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.rejections (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id text,
+    command text NOT NULL,
+    code text NOT NULL,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: rejections_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.rejections ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.rejections_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: rejections_per_minute; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.rejections_per_minute AS
+ SELECT date_trunc('minute'::text, rejections.occurred_at) AS minute,
+    rejections.app_id,
+    rejections.code,
+    count(*) AS rejections
+   FROM public.rejections
+  GROUP BY (date_trunc('minute'::text, rejections.occurred_at)), rejections.app_id, rejections.code;
+
+--
+-- Name: state_intervals; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.state_intervals AS
+ WITH transitions AS (
+         SELECT events.app_id,
+            events.activity_id,
+            events.occurred_at,
+                CASE events.type
+                    WHEN 'activity.requested'::text THEN
+                    CASE
+                        WHEN (((events.data ->> 'startDate'::text))::timestamp with time zone > events.occurred_at) THEN 'pending'::text
+                        ELSE 'active'::text
+                    END
+                    WHEN 'activity.started'::text THEN 'active'::text
+                    WHEN 'activity.became_stale'::text THEN 'stale'::text
+                    WHEN 'activity.ended'::text THEN 'ended'::text
+                    WHEN 'activity.dismissed'::text THEN 'dismissed'::text
+                    WHEN 'activity.updated'::text THEN 'active'::text
+                    ELSE NULL::text
+                END AS state,
+            events.version
+           FROM public.events
+          WHERE (events.type = ANY (ARRAY['activity.requested'::text, 'activity.started'::text, 'activity.became_stale'::text, 'activity.ended'::text, 'activity.dismissed'::text, 'activity.updated'::text]))
+        ), changes AS (
+         SELECT transitions.app_id,
+            transitions.activity_id,
+            transitions.occurred_at,
+            transitions.state,
+            transitions.version,
+            lag(transitions.state) OVER (PARTITION BY transitions.app_id, transitions.activity_id ORDER BY transitions.version) AS previous
+           FROM transitions
+        ), entered AS (
+         SELECT changes.app_id,
+            changes.activity_id,
+            changes.state,
+            changes.occurred_at AS entered_at,
+            changes.version
+           FROM changes
+          WHERE (changes.previous IS DISTINCT FROM changes.state)
+        )
+ SELECT entered.app_id,
+    entered.activity_id,
+    entered.state,
+    entered.entered_at,
+    lead(entered.entered_at) OVER (PARTITION BY entered.app_id, entered.activity_id ORDER BY entered.version) AS left_at,
+    (COALESCE(lead(entered.entered_at) OVER (PARTITION BY entered.app_id, entered.activity_id ORDER BY entered.version),
+        CASE
+            WHEN (entered.state = 'dismissed'::text) THEN entered.entered_at
+            ELSE now()
+        END) - entered.entered_at) AS duration
+   FROM entered;
+
+--
+-- Name: time_in_state; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.time_in_state AS
+ SELECT state_intervals.app_id,
+    state_intervals.state,
+    count(*) AS intervals,
+    avg(state_intervals.duration) AS average,
+    sum(state_intervals.duration) AS total
+   FROM public.state_intervals
+  WHERE (state_intervals.state <> 'dismissed'::text)
+  GROUP BY state_intervals.app_id, state_intervals.state;
+
+--
+-- Name: activities activities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.activities
+    ADD CONSTRAINT activities_pkey PRIMARY KEY (app_id, activity_id);
+
+--
+-- Name: activities_replay_changes activities_replay_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.activities_replay_changes
+    ADD CONSTRAINT activities_replay_changes_pkey PRIMARY KEY (app_id, activity_id);
+
+--
+-- Name: activities_replay activities_replay_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.activities_replay
+    ADD CONSTRAINT activities_replay_pkey PRIMARY KEY (app_id, activity_id);
+
+--
+-- Name: admin_changes admin_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.admin_changes
+    ADD CONSTRAINT admin_changes_pkey PRIMARY KEY (id);
+
+--
+-- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_pkey PRIMARY KEY (key_id);
+
+--
+-- Name: api_keys api_keys_secret_sha256_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_secret_sha256_key UNIQUE (secret_sha256);
+
+--
+-- Name: apns_credentials apns_credentials_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.apns_credentials
+    ADD CONSTRAINT apns_credentials_pkey PRIMARY KEY (app_id);
+
+--
+-- Name: app_open_stripes app_open_stripes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.app_open_stripes
+    ADD CONSTRAINT app_open_stripes_pkey PRIMARY KEY (app_id, stripe);
+
+--
+-- Name: apps apps_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.apps
+    ADD CONSTRAINT apps_pkey PRIMARY KEY (app_id);
+
+--
+-- Name: broadcast_channels broadcast_channels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.broadcast_channels
+    ADD CONSTRAINT broadcast_channels_pkey PRIMARY KEY (app_id, channel_id);
+
+--
+-- Name: deliveries deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.deliveries
+    ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id);
+
+--
+-- Name: delivery_holds delivery_holds_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.delivery_holds
+    ADD CONSTRAINT delivery_holds_pkey PRIMARY KEY (app_id, activity_id, "position");
+
+--
+-- Name: delivery_shards delivery_shards_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.delivery_shards
+    ADD CONSTRAINT delivery_shards_pkey PRIMARY KEY (shard);
+
+--
+-- Name: delivery_suspensions delivery_suspensions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.delivery_suspensions
+    ADD CONSTRAINT delivery_suspensions_pkey PRIMARY KEY (id);
+
+--
+-- Name: delivery_workers delivery_workers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.delivery_workers
+    ADD CONSTRAINT delivery_workers_pkey PRIMARY KEY (worker_id);
+
+--
+-- Name: device_open_counts device_open_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_open_counts
+    ADD CONSTRAINT device_open_counts_pkey PRIMARY KEY (app_id, device_id);
+
+--
+-- Name: events events_app_id_activity_id_version_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events
+    ADD CONSTRAINT events_app_id_activity_id_version_key UNIQUE (app_id, activity_id, version);
+
+--
+-- Name: events events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events
+    ADD CONSTRAINT events_pkey PRIMARY KEY ("position");
+
+--
+-- Name: global_open_stripes global_open_stripes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.global_open_stripes
+    ADD CONSTRAINT global_open_stripes_pkey PRIMARY KEY (stripe);
+
+--
+-- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (app_id, idempotency_key);
+
+--
+-- Name: liveline_functions liveline_functions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.liveline_functions
+    ADD CONSTRAINT liveline_functions_pkey PRIMARY KEY (name);
+
+--
+-- Name: liveline_migrations liveline_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.liveline_migrations
+    ADD CONSTRAINT liveline_migrations_pkey PRIMARY KEY (version);
+
+--
+-- Name: push_to_start_token_changes push_to_start_token_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.push_to_start_token_changes
+    ADD CONSTRAINT push_to_start_token_changes_pkey PRIMARY KEY (id);
+
+--
+-- Name: push_token_invalidations push_token_invalidations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.push_token_invalidations
+    ADD CONSTRAINT push_token_invalidations_pkey PRIMARY KEY (id);
+
+--
+-- Name: rejections rejections_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rejections
+    ADD CONSTRAINT rejections_pkey PRIMARY KEY (id);
+
+--
+-- Name: service_limits service_limits_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.service_limits
+    ADD CONSTRAINT service_limits_pkey PRIMARY KEY (singleton);
+
+--
+-- Name: activities_app_newest; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX activities_app_newest ON public.activities USING btree (app_id, requested_at DESC, activity_id);
+
+--
+-- Name: activities_app_state; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX activities_app_state ON public.activities USING btree (app_id, state, requested_at DESC, activity_id);
+
+--
+-- Name: activities_next_deadline; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX activities_next_deadline ON public.activities USING btree (next_deadline_at) WHERE (next_deadline_at IS NOT NULL);
+
+--
+-- Name: activities_open_by_device; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX activities_open_by_device ON public.activities USING btree (app_id, device_id) WHERE ((device_id IS NOT NULL) AND (state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text])));
+
+--
+-- Name: admin_changes_app_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX admin_changes_app_time ON public.admin_changes USING btree (app_id, occurred_at);
+
+--
+-- Name: api_keys_app; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX api_keys_app ON public.api_keys USING btree (app_id);
+
+--
+-- Name: broadcast_channels_open; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (app_id, created_at) WHERE (deleted_at IS NULL);
+
+--
+-- Name: deliveries_activity; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deliveries_activity ON public.deliveries USING btree (app_id, activity_id, id);
+
+--
+-- Name: deliveries_attempted; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deliveries_attempted ON public.deliveries USING btree (attempted_at);
+
+--
+-- Name: deliveries_position; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX deliveries_position ON public.deliveries USING btree ("position");
+
+--
+-- Name: delivery_suspensions_app; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
+
+--
+-- Name: events_app_position; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_app_position ON public.events USING btree (app_id, "position");
+
+--
+-- Name: events_remote_starts; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_remote_starts ON public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
+
+--
+-- Name: events_type_occurred; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX events_type_occurred ON public.events USING btree (type, occurred_at);
+
+--
+-- Name: push_to_start_token_changes_device; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
+
+--
+-- Name: push_token_invalidations_activity; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX push_token_invalidations_activity ON public.push_token_invalidations USING btree (app_id, activity_id);
+
+--
+-- Name: rejections_app_code_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX rejections_app_code_time ON public.rejections USING btree (app_id, code, occurred_at);
+
+--
+-- Name: rejections_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX rejections_time ON public.rejections USING btree (occurred_at);
+
+--
+-- Name: admin_changes admin_changes_no_truncate; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER admin_changes_no_truncate BEFORE TRUNCATE ON public.admin_changes FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
+
+--
+-- Name: admin_changes admin_changes_no_update_or_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER admin_changes_no_update_or_delete BEFORE DELETE OR UPDATE ON public.admin_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
+
+--
+-- Name: api_keys api_keys_audit; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER api_keys_audit AFTER INSERT OR UPDATE ON public.api_keys FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_key();
+
+--
+-- Name: apns_credentials apns_credentials_audit; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER apns_credentials_audit AFTER INSERT OR DELETE OR UPDATE ON public.apns_credentials FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_apns_credentials();
+
+--
+-- Name: apps apps_audit; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER apps_audit AFTER INSERT OR UPDATE OF bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates, push_to_start_budget_per_hour ON public.apps FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_app();
+
+--
+-- Name: apps apps_spread_cap; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER apps_spread_cap AFTER INSERT OR UPDATE OF max_open ON public.apps FOR EACH ROW EXECUTE FUNCTION public.liveline_spread_app_cap();
+
+--
+-- Name: broadcast_channels broadcast_channels_audit; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER broadcast_channels_audit AFTER INSERT OR UPDATE ON public.broadcast_channels FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_broadcast_channel();
+
+--
+-- Name: broadcast_channels broadcast_channels_guard; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER broadcast_channels_guard BEFORE DELETE OR UPDATE ON public.broadcast_channels FOR EACH ROW EXECUTE FUNCTION public.liveline_guard_broadcast_channel();
+
+--
+-- Name: deliveries deliveries_append_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER deliveries_append_only BEFORE DELETE OR UPDATE ON public.deliveries FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
+
+--
+-- Name: delivery_suspensions delivery_suspensions_append_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER delivery_suspensions_append_only BEFORE DELETE OR UPDATE ON public.delivery_suspensions FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
+
+--
+-- Name: events events_no_truncate; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
+
+--
+-- Name: events events_no_update_or_delete; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER events_no_update_or_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
+
+--
+-- Name: push_to_start_token_changes push_to_start_token_changes_append_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER push_to_start_token_changes_append_only BEFORE DELETE OR UPDATE ON public.push_to_start_token_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
+
+--
+-- Name: push_token_invalidations push_token_invalidations_append_only; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER push_token_invalidations_append_only BEFORE DELETE OR UPDATE ON public.push_token_invalidations FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
+
+--
+-- Name: service_limits service_limits_audit; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER service_limits_audit AFTER UPDATE ON public.service_limits FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_limits();
+
+--
+-- Name: api_keys api_keys_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.api_keys
+    ADD CONSTRAINT api_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: apns_credentials apns_credentials_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.apns_credentials
+    ADD CONSTRAINT apns_credentials_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: app_open_stripes app_open_stripes_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.app_open_stripes
+    ADD CONSTRAINT app_open_stripes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: broadcast_channels broadcast_channels_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.broadcast_channels
+    ADD CONSTRAINT broadcast_channels_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: delivery_suspensions delivery_suspensions_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.delivery_suspensions
+    ADD CONSTRAINT delivery_suspensions_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: device_open_counts device_open_counts_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.device_open_counts
+    ADD CONSTRAINT device_open_counts_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: events events_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.events
+    ADD CONSTRAINT events_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: idempotency_keys idempotency_keys_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.idempotency_keys
+    ADD CONSTRAINT idempotency_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: push_to_start_token_changes push_to_start_token_changes_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.push_to_start_token_changes
+    ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: rejections rejections_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.rejections
+    ADD CONSTRAINT rejections_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+--
+-- Name: TABLE apps; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.apps TO liveline_service;
+
+--
+-- Name: COLUMN apps.app_id; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(app_id) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.bundle_id; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(bundle_id) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.max_open; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(max_open) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.max_open_per_device; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(max_open_per_device) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.priority_budget_per_hour; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(priority_budget_per_hour) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.frequent_updates; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(frequent_updates) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.created_at; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(created_at) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: COLUMN apps.push_to_start_budget_per_hour; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(push_to_start_budget_per_hour) ON TABLE public.apps TO liveline_dashboard;
+
+--
+-- Name: FUNCTION liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) TO liveline_service;
+
+--
+-- Name: FUNCTION liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) TO liveline_service;
+
+--
+-- Name: FUNCTION liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) TO liveline_service;
+
+--
+-- Name: FUNCTION liveline_respread_app_cap(p_app_id text); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
+
+--
+-- Name: FUNCTION liveline_respread_global_cap(); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_respread_global_cap() TO liveline_service;
+
+--
+-- Name: FUNCTION liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]) TO liveline_service;
+
+--
+-- Name: FUNCTION liveline_stable_position(); Type: ACL; Schema: public; Owner: -
+--
+
+GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_dashboard;
+
+--
+-- Name: TABLE activities; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.activities TO liveline_service;
+GRANT SELECT ON TABLE public.activities TO liveline_dashboard;
+
+--
+-- Name: TABLE activities_replay; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,TRUNCATE,UPDATE ON TABLE public.activities_replay TO liveline_service;
+
+--
+-- Name: TABLE activities_replay_changes; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,TRUNCATE,UPDATE ON TABLE public.activities_replay_changes TO liveline_service;
+
+--
+-- Name: TABLE activities_replay_staged; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,TRUNCATE ON TABLE public.activities_replay_staged TO liveline_service;
+
+--
+-- Name: TABLE admin_changes; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.admin_changes TO liveline_service;
+GRANT SELECT ON TABLE public.admin_changes TO liveline_dashboard;
+
+--
+-- Name: TABLE events; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.events TO liveline_service;
+GRANT SELECT ON TABLE public.events TO liveline_dashboard;
+
+--
+-- Name: TABLE alerts_per_minute; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.alerts_per_minute TO liveline_dashboard;
+
+--
+-- Name: TABLE api_keys; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.api_keys TO liveline_service;
+
+--
+-- Name: TABLE apns_credentials; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.apns_credentials TO liveline_service;
+
+--
+-- Name: COLUMN apns_credentials.app_id; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(app_id) ON TABLE public.apns_credentials TO liveline_dashboard;
+
+--
+-- Name: COLUMN apns_credentials.team_id; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(team_id) ON TABLE public.apns_credentials TO liveline_dashboard;
+
+--
+-- Name: COLUMN apns_credentials.key_id; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(key_id) ON TABLE public.apns_credentials TO liveline_dashboard;
+
+--
+-- Name: COLUMN apns_credentials.environment; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(environment) ON TABLE public.apns_credentials TO liveline_dashboard;
+
+--
+-- Name: COLUMN apns_credentials.public_key_sha256; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(public_key_sha256) ON TABLE public.apns_credentials TO liveline_dashboard;
+
+--
+-- Name: COLUMN apns_credentials.updated_at; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT(updated_at) ON TABLE public.apns_credentials TO liveline_dashboard;
+
+--
+-- Name: TABLE app_open_stripes; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.app_open_stripes TO liveline_service;
+GRANT SELECT ON TABLE public.app_open_stripes TO liveline_dashboard;
+
+--
+-- Name: TABLE app_open_counts; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.app_open_counts TO liveline_dashboard;
+GRANT SELECT ON TABLE public.app_open_counts TO liveline_service;
+
+--
+-- Name: TABLE broadcast_channels; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.broadcast_channels TO liveline_service;
+GRANT SELECT ON TABLE public.broadcast_channels TO liveline_dashboard;
+
+--
+-- Name: COLUMN broadcast_channels.deleted_at; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT UPDATE(deleted_at) ON TABLE public.broadcast_channels TO liveline_service;
+
+--
+-- Name: TABLE global_open_stripes; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.global_open_stripes TO liveline_service;
+GRANT SELECT ON TABLE public.global_open_stripes TO liveline_dashboard;
+
+--
+-- Name: TABLE service_limits; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.service_limits TO liveline_service;
+GRANT SELECT ON TABLE public.service_limits TO liveline_dashboard;
+
+--
+-- Name: TABLE cap_utilisation; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.cap_utilisation TO liveline_dashboard;
+
+--
+-- Name: TABLE deliveries; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.deliveries TO liveline_service;
+GRANT SELECT ON TABLE public.deliveries TO liveline_dashboard;
+
+--
+-- Name: TABLE deliveries_per_minute; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.deliveries_per_minute TO liveline_dashboard;
+
+--
+-- Name: TABLE delivery_failures_by_reason; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.delivery_failures_by_reason TO liveline_dashboard;
+
+--
+-- Name: TABLE delivery_holds; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.delivery_holds TO liveline_service;
+GRANT SELECT ON TABLE public.delivery_holds TO liveline_dashboard;
+
+--
+-- Name: TABLE delivery_latency_per_minute; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.delivery_latency_per_minute TO liveline_dashboard;
+
+--
+-- Name: TABLE delivery_shards; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,UPDATE ON TABLE public.delivery_shards TO liveline_service;
+GRANT SELECT ON TABLE public.delivery_shards TO liveline_dashboard;
+
+--
+-- Name: TABLE delivery_suspensions; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.delivery_suspensions TO liveline_service;
+GRANT SELECT ON TABLE public.delivery_suspensions TO liveline_dashboard;
+
+--
+-- Name: TABLE delivery_workers; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.delivery_workers TO liveline_service;
+
+--
+-- Name: TABLE device_open_counts; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_open_counts TO liveline_service;
+GRANT SELECT ON TABLE public.device_open_counts TO liveline_dashboard;
+
+--
+-- Name: TABLE events_per_minute; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.events_per_minute TO liveline_dashboard;
+
+--
+-- Name: TABLE idempotency_keys; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.idempotency_keys TO liveline_service;
+
+--
+-- Name: TABLE push_token_invalidations; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.push_token_invalidations TO liveline_service;
+GRANT SELECT ON TABLE public.push_token_invalidations TO liveline_dashboard;
+
+--
+-- Name: TABLE invalidated_tokens_per_minute; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.invalidated_tokens_per_minute TO liveline_dashboard;
+
+--
+-- Name: TABLE liveline_activity_rows; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.liveline_activity_rows TO liveline_service;
+
+--
+-- Name: TABLE liveline_append_gate; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT UPDATE ON TABLE public.liveline_append_gate TO liveline_service;
+
+--
+-- Name: TABLE liveline_migrations; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.liveline_migrations TO liveline_service;
+
+--
+-- Name: TABLE liveline_replay_rows; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.liveline_replay_rows TO liveline_service;
+
+--
+-- Name: TABLE open_activities; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.open_activities TO liveline_dashboard;
+
+--
+-- Name: TABLE push_to_start_token_changes; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT ON TABLE public.push_to_start_token_changes TO liveline_service;
+GRANT SELECT ON TABLE public.push_to_start_token_changes TO liveline_dashboard;
+
+--
+-- Name: TABLE push_to_start_tokens; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.push_to_start_tokens TO liveline_service;
+GRANT SELECT ON TABLE public.push_to_start_tokens TO liveline_dashboard;
+
+--
+-- Name: TABLE rejections; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.rejections TO liveline_service;
+GRANT SELECT ON TABLE public.rejections TO liveline_dashboard;
+
+--
+-- Name: TABLE rejections_per_minute; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.rejections_per_minute TO liveline_dashboard;
+
+--
+-- Name: TABLE state_intervals; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
+
+--
+-- Name: TABLE time_in_state; Type: ACL; Schema: public; Owner: -
+--
+
+GRANT SELECT ON TABLE public.time_in_state TO liveline_dashboard;
+
+--
+-- PostgreSQL database dump complete
+--
