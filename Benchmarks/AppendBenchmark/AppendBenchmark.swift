@@ -44,7 +44,7 @@ struct AppendBenchmark {
             logger: logger
         )
         let store = EventStore(pool: pool, lifecycle: Lifecycle(), writers: writers)
-        try await Migrator(migrations: Migration.load(from: migrations), pool: pool).migrate(logger: logger)
+        try await Migrator.loading(from: migrations, pool: pool).migrate(logger: logger)
         try await store.createApp(
             app,
             AppSettings(bundleID: "bench", maxOpen: 10_000_000, maxOpenPerDevice: 1_000_000),

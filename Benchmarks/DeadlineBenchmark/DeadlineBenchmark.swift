@@ -34,7 +34,7 @@ struct DeadlineBenchmark {
         )
         let notifier = AppendNotifier(pool: pool)
         let store = EventStore(pool: pool, lifecycle: Lifecycle(), notifier: notifier)
-        try await Migrator(migrations: Migration.load(from: migrations), pool: pool).migrate(logger: logger)
+        try await Migrator.loading(from: migrations, pool: pool).migrate(logger: logger)
         let app = AppID(rawValue: "bench")!
         try await store.createApp(app, AppSettings(bundleID: "bench", maxOpen: 10_000_000), by: .commandLine)
         try await store.setGlobalMaxOpen(10_000_000, by: .commandLine)
