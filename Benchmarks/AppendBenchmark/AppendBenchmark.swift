@@ -15,11 +15,17 @@ import Postgres
 /// 3. opening new activities through `EventStore.execute` with every cap enforced (app, device,
 ///    global), compared with (1).
 ///
-/// The three take turns, round after round, with pgbench running the SQL of an opening last, to
-/// show the ratio the SQL alone sets for (3); the ratios are those of the sums over the rounds.
+/// 4. opening activities under cap pressure: an app whose devices may hold 4 open activities, and
+///    every opening of the same 2 ms on one device, so that batches often hold more openings of a
+///    device than fit (those are decided one by one) — commands decided a second, and the share
+///    refused.
+///
+/// They take turns, round after round, with pgbench running the SQL of an opening last, to show
+/// the ratio the SQL alone sets for (3); the ratios are those of the sums over the rounds.
 @main
 struct AppendBenchmark {
     static let app = AppID(rawValue: "bench")!
+    static let cappedApp = AppID(rawValue: "capped")!
     static let activities = 1_000
 
     static func main() async throws {
@@ -48,6 +54,11 @@ struct AppendBenchmark {
         try await store.createApp(
             app,
             AppSettings(bundleID: "bench", maxOpen: 10_000_000, maxOpenPerDevice: 1_000_000),
+            by: .commandLine
+        )
+        try await store.createApp(
+            cappedApp,
+            AppSettings(bundleID: "capped", maxOpen: 10_000_000, maxOpenPerDevice: 4),
             by: .commandLine
         )
         try await store.setGlobalMaxOpen(100_000_000, by: .commandLine)
@@ -113,6 +124,27 @@ struct AppendBenchmark {
                     opens.rate,
                     opens.cpu,
                     opens.perBatch
+                )
+            )
+            let pressed = try await measure(clients: clients, seconds: seconds, cluster: cluster, batches: batches) {
+                client,
+                iteration in
+                let slot = Int(Date().timeIntervalSince1970 * 500)
+                return try await store.execute(
+                    request(iteration, device: "device-\(slot)"),
+                    on: StreamID(app: cappedApp, activity: ActivityID(rawValue: "c-\(round)-\(client)-\(iteration)")!),
+                    at: now()
+                )
+            }
+            report(
+                String(
+                    format:
+                        "round %d  store: opening under cap pressure (4 per device)   %8.0f commands/s  %@  (%.0f %% refused, %.1f per batch)",
+                    round,
+                    pressed.rate,
+                    pressed.cpu,
+                    100 * pressed.refused,
+                    pressed.perBatch
                 )
             )
             let pgbenchOpenings = try runPgbench(
@@ -183,48 +215,52 @@ struct AppendBenchmark {
         ])
     }
 
-    /// Runs `operation` from `clients` tasks for `seconds`; the rate of accepted commands, and the
-    /// CPU that this process and PostgreSQL spent on each.
+    /// Runs `operation` from `clients` tasks for `seconds`; the rate of decided commands (accepted
+    /// or refused), the CPU that this process and PostgreSQL spent on each, and the share refused.
     static func measure(
         clients: Int,
         seconds: Int,
         cluster: EmbeddedPostgres,
         batches: WriteBatches,
         _ operation: @escaping @Sendable (Int, Int) async throws -> CommandResult
-    ) async throws -> (rate: Double, cpu: String, conflicts: Int, perBatch: Double) {
+    ) async throws -> (rate: Double, cpu: String, conflicts: Int, perBatch: Double, refused: Double) {
         let cpu = CPUTime.now(of: cluster)
         let batchesBefore = batches.count()
         let deadline = ContinuousClock.now + .seconds(seconds)
         let began = ContinuousClock.now
-        let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+        let counts = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
             for client in 0..<clients {
                 group.addTask {
-                    var accepted = 0
+                    var decided = 0
+                    var refused = 0
                     var conflicts = 0
                     var iteration = 0
                     while ContinuousClock.now < deadline {
                         iteration += 1
                         do {
                             let result = try await operation(client, iteration)
-                            if case .accepted = result.outcome { accepted += 1 }
+                            decided += 1
+                            if case .rejected = result.outcome { refused += 1 }
                         } catch EventStoreError.versionConflict {
                             conflicts += 1
                         }
                     }
-                    return (accepted, conflicts)
+                    return (decided, refused, conflicts)
                 }
             }
-            return try await group.reduce(into: (0, 0)) {
+            return try await group.reduce(into: (0, 0, 0)) {
                 $0.0 += $1.0
                 $0.1 += $1.1
+                $0.2 += $1.2
             }
         }
         let elapsed = ContinuousClock.now - began
         return (
             Double(counts.0) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18),
             cpuPerCommand(since: cpu, cluster, count: counts.0, isClient: true),
-            counts.1,
-            batches.commandsPerBatch(since: batchesBefore)
+            counts.2,
+            batches.commandsPerBatch(since: batchesBefore),
+            Double(counts.1) / Double(max(counts.0, 1))
         )
     }
 

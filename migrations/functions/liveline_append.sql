@@ -1,7 +1,7 @@
 -- Appends one command's events to an activity's stream and writes its projection row, in the
--- caller's transaction. An opening (expected version 0) must fit the app's cap, the app's
--- per-device cap and the global cap, each counted exactly in stripes; a closing frees its
--- stripes. Refusals are raised with the codes of `AppendRefusal` (LL001, LL002, LL003, LL409).
+-- caller's transaction. An opening (expected version 0) is admitted by `liveline_admit_opening`
+-- (the app's cap, the per-device cap, the global cap); a closing frees its stripes. Refusals are
+-- raised with the codes of `AppendRefusal` (LL001, LL002, LL003, LL409).
 CREATE OR REPLACE FUNCTION liveline_append(
     p_app_id text,
     p_activity_id text,
@@ -19,61 +19,23 @@ CREATE OR REPLACE FUNCTION liveline_append(
 LANGUAGE plpgsql AS $$
 DECLARE
     v_device text := p_row ->> 'device_id';
-    v_device_limit integer;
     v_stripe smallint;
     v_app_stripe smallint;
-    v_count bigint;
-    v_limit bigint;
+    v_refusal text;
+    v_detail text;
     v_version integer;
     v_xid bigint := pg_current_xact_id()::text::bigint;
     v_first bigint;
 BEGIN
     LOCK TABLE liveline_append_gate IN ROW EXCLUSIVE MODE;
     IF p_expected_version = 0 THEN
-        -- A new activity: it opens, so it must fit every cap. Locks are taken in one order
-        -- (app stripe, device, global stripe, activity) by every path, so they cannot deadlock.
-        -- Any of the app's stripes with room that no one else holds; if all those are held,
-        -- wait for one and take it if it still has room once its holder commits.
-        SELECT stripe INTO v_app_stripe FROM app_open_stripes
-            WHERE app_id = p_app_id AND open < capacity ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            SELECT stripe INTO v_app_stripe FROM app_open_stripes
-                WHERE app_id = p_app_id AND open < capacity ORDER BY stripe LIMIT 1 FOR UPDATE;
+        -- A new activity: it opens, so it must fit every cap.
+        SELECT a.app_stripe, a.global_stripe, a.refusal, a.refusal_detail
+            INTO v_app_stripe, v_stripe, v_refusal, v_detail
+            FROM liveline_admit_opening(p_app_id, p_row ->> 'device_id') AS a;
+        IF v_refusal IS NOT NULL THEN
+            RAISE EXCEPTION 'the opening does not fit its caps' USING ERRCODE = v_refusal, DETAIL = v_detail;
         END IF;
-        IF NOT FOUND THEN
-            SELECT sum(open) INTO v_count FROM app_open_stripes WHERE app_id = p_app_id;
-            SELECT max_open INTO v_limit FROM apps WHERE app_id = p_app_id;
-            RAISE EXCEPTION 'app cap reached' USING ERRCODE = 'LL001',
-                DETAIL = json_build_object('limit', v_limit, 'count', v_count)::text;
-        END IF;
-        UPDATE app_open_stripes SET open = open + 1 WHERE app_id = p_app_id AND stripe = v_app_stripe;
-        IF v_device IS NOT NULL THEN
-            -- The per-device cap is read now that one of the app's stripes is held: a change of
-            -- the app's caps locks all its stripes first, so it has either committed (and is
-            -- seen here) or waits for this opening.
-            SELECT max_open_per_device INTO v_device_limit FROM apps WHERE app_id = p_app_id;
-            INSERT INTO device_open_counts AS d (app_id, device_id, open) VALUES (p_app_id, v_device, 1)
-            ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open + 1
-                WHERE v_device_limit IS NULL OR d.open < v_device_limit;
-            IF NOT FOUND THEN
-                SELECT open INTO v_count FROM device_open_counts WHERE app_id = p_app_id AND device_id = v_device;
-                RAISE EXCEPTION 'device cap reached' USING ERRCODE = 'LL003',
-                    DETAIL = json_build_object('limit', v_device_limit, 'count', v_count)::text;
-            END IF;
-        END IF;
-        SELECT stripe INTO v_stripe FROM global_open_stripes WHERE open < capacity
-            ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED;
-        IF NOT FOUND THEN
-            SELECT stripe INTO v_stripe FROM global_open_stripes WHERE open < capacity
-                ORDER BY stripe LIMIT 1 FOR UPDATE;
-        END IF;
-        IF NOT FOUND THEN
-            SELECT sum(open) INTO v_count FROM global_open_stripes;
-            SELECT global_max_open INTO v_limit FROM service_limits;
-            RAISE EXCEPTION 'global cap reached' USING ERRCODE = 'LL002',
-                DETAIL = json_build_object('limit', v_limit, 'count', v_count)::text;
-        END IF;
-        UPDATE global_open_stripes SET open = open + 1 WHERE stripe = v_stripe;
         INSERT INTO activities
             SELECT * FROM jsonb_populate_record(
                 NULL::activities, p_row || jsonb_build_object('app_stripe', v_app_stripe, 'global_stripe', v_stripe))

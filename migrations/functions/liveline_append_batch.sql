@@ -1,7 +1,8 @@
--- Appends a batch of commands in one statement: plain appends written together, openings that
--- fit accepted together, the others (closings, a lone opening) through `liveline_append`, and the
--- commands refused before the append recorded with their idempotency keys. Returns, per command
--- in order, its first position or what refused it.
+-- Appends a batch of commands in one statement: plain appends written together; openings
+-- admitted together when they all fit, else one by one by `liveline_admit_opening`, and written
+-- together; closings (and a lone opening) through `liveline_append`; the commands refused before
+-- the append recorded with their idempotency keys. Returns, per command in order, its first
+-- position or what refused it.
 CREATE OR REPLACE FUNCTION liveline_append_batch(
     p_app_ids text[],
     p_activity_ids text[],
@@ -36,6 +37,7 @@ DECLARE
     v_constraint text;
     v_refusal text;
     v_detail text;
+    -- The closings' and the openings' apps, devices and stripes, to lock in order.
     v_apps text[];
     v_devices text[];
     v_app_stripes smallint[];
@@ -48,51 +50,34 @@ DECLARE
     v_positions bigint[] := '{}';
     v_refusals text[] := '{}';
     v_details text[] := '{}';
-    -- The plain appends to write together, the openings to decide together, and those of them
-    -- that fit (with the stripes they take); all of these are written together.
+    -- The plain appends; the openings, those admitted (with the stripes they took), and whether
+    -- they are admitted one by one; the commands decided through `liveline_append`.
     v_plain integer[] := '{}';
     v_openings integer[] := '{}';
     v_opened integer[] := '{}';
-    v_written integer[];
     v_opened_app_stripes smallint[] := '{}';
     v_opened_global_stripes smallint[] := '{}';
-    -- What the openings decide on, in memory: the existing activities' versions (by opening);
-    -- the apps' caps; each app stripe's room and what the batch took of it; each device's
-    -- count and what the batch added; the global stripes the batch holds, their room and what
-    -- it took.
-    v_existing integer[];
-    v_cap_apps text[];
-    v_app_limits integer[];
-    v_device_limits integer[];
+    v_admit boolean := false;
+    v_app_stripe smallint;
+    v_one_by_one integer[] := '{}';
+    v_written integer[];
+    -- Whether the batch holds every stripe of its openings' apps, or one of each with room for
+    -- all of the app's openings: those stripes (by app), and the openings of each app.
+    v_holds_all_stripes boolean := true;
     v_stripe_apps text[];
     v_stripes smallint[];
     v_stripe_tids tid[];
-    -- Whether the batch holds every stripe of its openings' apps (or one of each, with room).
-    v_holds_all_stripes boolean := true;
-    -- The openings of each app, when the batch holds one stripe per app with room for them.
     v_app_openings integer[];
-    -- Whether every opening fits (see below), and the activities among them that exist.
+    -- Whether the openings all fit, the activities among them that exist, the devices' counts
+    -- the attempt took (given back when they do not fit), and the global stripe they take.
     v_all_fit boolean := false;
+    v_existing integer[];
     v_existing_count integer;
-    v_stripe_open integer[];
-    v_stripe_room integer[];
-    v_stripe_taken integer[];
-    v_device_keys text[];
+    v_devices_locked boolean := false;
     v_device_apps text[];
     v_device_ids text[];
-    v_device_open integer[];
     v_device_taken integer[];
-    v_globals smallint[] := '{}';
-    v_global_room integer[] := '{}';
-    v_global_taken integer[] := '{}';
-    v_app text;
-    v_device text;
-    v_cap integer;
-    v_stripe integer;
-    v_at_device integer;
-    v_global integer;
-    v_found_stripe smallint;
-    v_found_room integer;
+    v_global_stripe smallint;
     v_xid bigint;
     v_next bigint;
     v_last integer;
@@ -157,14 +142,11 @@ BEGIN
     IF v_count > 1 AND 0 = ANY (p_expected_versions) AND NOT (-1 = ANY (p_open_changes)) THEN
         BEGIN
             SELECT array_agg(c.app_id ORDER BY c.app_id), array_agg(s.stripe ORDER BY c.app_id),
-                   array_agg(s.tid ORDER BY c.app_id), array_agg(s.open ORDER BY c.app_id),
-                   array_agg(s.capacity - s.open ORDER BY c.app_id), array_agg(0 ORDER BY c.app_id),
-                   array_agg(c.openings ORDER BY c.app_id)
-                INTO v_stripe_apps, v_stripes, v_stripe_tids, v_stripe_open, v_stripe_room, v_stripe_taken,
-                    v_app_openings
+                   array_agg(s.tid ORDER BY c.app_id), array_agg(c.openings ORDER BY c.app_id)
+                INTO v_stripe_apps, v_stripes, v_stripe_tids, v_app_openings
                 FROM (SELECT p_app_ids[c.n], count(*) FROM unnest(p_expected_versions) WITH ORDINALITY AS c(version, n)
                         WHERE c.version = 0 GROUP BY 1) AS c(app_id, openings)
-                LEFT JOIN LATERAL (SELECT s.stripe, s.ctid AS tid, s.open, s.capacity FROM app_open_stripes s
+                LEFT JOIN LATERAL (SELECT s.stripe, s.ctid AS tid FROM app_open_stripes s
                     WHERE s.app_id = c.app_id AND s.capacity - s.open >= c.openings
                     ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED) AS s ON true;
             IF array_position(v_stripes, NULL) IS NOT NULL THEN
@@ -205,9 +187,8 @@ BEGIN
     END IF;
 
     -- Sort the commands: plain appends whose version matches are written together, those whose
-    -- version moved are refused; the openings of a batch of more than one are decided together;
-    -- the others (closings, a lone opening) run through `liveline_append` now, each in a block of
-    -- its own.
+    -- version moved are refused; the openings of a batch of more than one are admitted below,
+    -- together or one by one; the others (closings, a lone opening) go through `liveline_append`.
     v_last := 1;
     FOR i IN 1 .. v_count LOOP
         v_starts[i] := v_last;
@@ -222,211 +203,135 @@ BEGIN
         ELSIF p_expected_versions[i] = 0 AND v_count > 1 THEN
             v_openings := v_openings || i;
         ELSE
-            BEGIN
-                SELECT a.first_position INTO v_next
-                FROM liveline_append(
-                    p_app_ids[i], p_activity_ids[i], p_expected_versions[i], p_rows[i],
-                    p_types[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
-                    p_data[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
-                    p_causes[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
-                    p_occurred_at[v_starts[i]:v_starts[i] + p_event_counts[i] - 1], p_open_changes[i],
-                    p_idempotency_keys[i], p_request_sha256s[i], p_outcomes[i]) AS a;
-                v_positions[i] := v_next;
-            EXCEPTION
-                WHEN SQLSTATE 'LL001' OR SQLSTATE 'LL002' OR SQLSTATE 'LL003' OR SQLSTATE 'LL409'
-                    OR unique_violation THEN
-                    GET STACKED DIAGNOSTICS v_refusal = RETURNED_SQLSTATE, v_detail = PG_EXCEPTION_DETAIL,
-                        v_constraint = CONSTRAINT_NAME;
-                    IF v_refusal = '23505' AND v_constraint IS DISTINCT FROM 'idempotency_keys_pkey' THEN
-                        RAISE;
-                    END IF;
-                    v_refusals[i] := v_refusal;
-                    v_details[i] := v_detail;
-            END;
+            v_one_by_one := v_one_by_one || i;
         END IF;
     END LOOP;
 
     IF cardinality(v_openings) > 0 THEN
-        -- What the openings decide on. Their apps' stripes are held, so all of this stays true
-        -- until the batch commits.
+        -- The openings whose activity exists already (by opening): refused.
         SELECT array_agg(l.version ORDER BY o.n), count(l.version) INTO v_existing, v_existing_count
             FROM unnest(v_openings) WITH ORDINALITY AS o(i, n)
             LEFT JOIN LATERAL (SELECT a.version FROM activities a
                 WHERE a.app_id = p_app_ids[o.i] AND a.activity_id = p_activity_ids[o.i] OFFSET 0) AS l ON true;
-        SELECT array_agg(c.app_id), array_agg(a.max_open), array_agg(a.max_open_per_device)
-            INTO v_cap_apps, v_app_limits, v_device_limits
-            FROM (SELECT DISTINCT p_app_ids[o.i] FROM unnest(v_openings) AS o(i)) AS c(app_id),
-            LATERAL (SELECT a.max_open, a.max_open_per_device FROM apps a WHERE a.app_id = c.app_id OFFSET 0) AS a;
+    END IF;
+    IF cardinality(v_openings) > 0 AND NOT v_holds_all_stripes AND v_existing_count = 0 THEN
         -- Most batches of openings fit whole: the batch holds one stripe of each app with room
         -- for all of the app's openings, none of them exists, their devices stay under the cap
         -- with all of them, and one global stripe that no one else holds has room for all. Then
-        -- deciding them in order accepts every one, so they are accepted together: each device's
-        -- count takes its openings as its row is created or locked, in the order every opening
-        -- takes them, and no opening is decided one by one. When one of those does not hold, the
-        -- devices' counts are given back and the openings are decided in order, one by one.
-        IF NOT v_holds_all_stripes AND v_existing_count = 0 THEN
-            WITH wanted AS (
-                SELECT p_app_ids[o.i] AS app_id, p_rows[o.i] ->> 'device_id' AS device_id, count(*)::integer AS n
-                    FROM unnest(v_openings) AS o(i)
-                    WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
-                    GROUP BY 1, 2
-            ), counted AS (
-                INSERT INTO device_open_counts AS d (app_id, device_id, open)
-                    SELECT * FROM wanted ORDER BY 1, 2
-                ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open + excluded.open
-                RETURNING d.app_id::text, d.device_id, d.open
-            )
-            SELECT array_agg(w.app_id), array_agg(w.device_id), array_agg(w.n),
-                   coalesce(bool_and(l.max_open_per_device IS NULL OR c.open <= l.max_open_per_device), true)
-                INTO v_device_apps, v_device_ids, v_device_taken, v_all_fit
-                FROM wanted AS w
-                JOIN counted AS c ON c.app_id = w.app_id AND c.device_id = w.device_id
-                JOIN unnest(v_cap_apps, v_device_limits) AS l(app_id, max_open_per_device) ON l.app_id = w.app_id;
-            IF v_all_fit THEN
-                SELECT s.stripe INTO v_found_stripe FROM global_open_stripes s
-                    WHERE s.capacity - s.open >= cardinality(v_openings)
-                    ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED;
-                v_all_fit := FOUND;
-            END IF;
-            IF v_all_fit THEN
-                v_opened := v_openings;
-                v_stripe_taken := v_app_openings;
-                v_globals := ARRAY[v_found_stripe];
-                v_global_taken := ARRAY[cardinality(v_openings)];
-                SELECT array_agg(v_stripes[array_position(v_stripe_apps, p_app_ids[o.i])] ORDER BY o.n),
-                       array_agg(v_found_stripe ORDER BY o.n)
-                    INTO v_opened_app_stripes, v_opened_global_stripes
-                    FROM unnest(v_openings) WITH ORDINALITY AS o(i, n);
-            ELSIF v_device_apps IS NOT NULL THEN
-                UPDATE device_open_counts AS d SET open = d.open - t.n
-                    FROM unnest(v_device_apps, v_device_ids, v_device_taken) AS t(app_id, device_id, n)
-                    WHERE d.app_id = t.app_id AND d.device_id = t.device_id;
-            END IF;
+        -- admitting them one after the other would admit every one, so they are admitted
+        -- together: each device's count takes its openings as its row is created or locked
+        -- (sorted, the order every opening takes them in). The apps' stripes are held, so this
+        -- stays true until the batch commits.
+        WITH wanted AS (
+            SELECT p_app_ids[o.i] AS app_id, p_rows[o.i] ->> 'device_id' AS device_id, count(*)::integer AS n
+                FROM unnest(v_openings) AS o(i)
+                WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
+                GROUP BY 1, 2
+        ), counted AS (
+            INSERT INTO device_open_counts AS d (app_id, device_id, open)
+                SELECT * FROM wanted ORDER BY 1, 2
+            ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open + excluded.open
+            RETURNING d.app_id::text, d.device_id, d.open
+        )
+        SELECT array_agg(w.app_id), array_agg(w.device_id), array_agg(w.n),
+               coalesce(bool_and(a.max_open_per_device IS NULL OR c.open <= a.max_open_per_device), true)
+            INTO v_device_apps, v_device_ids, v_device_taken, v_all_fit
+            FROM wanted AS w
+            JOIN counted AS c ON c.app_id = w.app_id AND c.device_id = w.device_id,
+            LATERAL (SELECT a.max_open_per_device FROM apps a WHERE a.app_id = w.app_id OFFSET 0) AS a;
+        v_devices_locked := true;
+        IF v_all_fit THEN
+            SELECT s.stripe INTO v_global_stripe FROM global_open_stripes s
+                WHERE s.capacity - s.open >= cardinality(v_openings)
+                ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED;
+            v_all_fit := FOUND;
         END IF;
-        IF NOT v_all_fit THEN
-            IF v_holds_all_stripes THEN
-                SELECT array_agg(c.app_id ORDER BY c.app_id, s.stripe), array_agg(s.stripe ORDER BY c.app_id, s.stripe),
-                       array_agg(s.tid ORDER BY c.app_id, s.stripe), array_agg(s.open ORDER BY c.app_id, s.stripe),
-                       array_agg(greatest(s.capacity - s.open, 0) ORDER BY c.app_id, s.stripe),
-                       array_agg(0 ORDER BY c.app_id, s.stripe)
-                    INTO v_stripe_apps, v_stripes, v_stripe_tids, v_stripe_open, v_stripe_room, v_stripe_taken
-                    FROM unnest(v_cap_apps) AS c(app_id),
-                    LATERAL (SELECT s.stripe, s.ctid AS tid, s.open, s.capacity FROM app_open_stripes s
-                        WHERE s.app_id = c.app_id OFFSET 0) AS s;
-            END IF;
-            -- The openings' devices, each created if new and locked, in order: when the batch holds
-            -- one stripe per app, other transactions open activities of the same apps meanwhile.
-            WITH locked AS (
-                INSERT INTO device_open_counts AS d (app_id, device_id)
-                    SELECT DISTINCT p_app_ids[o.i], p_rows[o.i] ->> 'device_id' FROM unnest(v_openings) AS o(i)
-                        WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
-                        ORDER BY 1, 2
-                    ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open
-                    RETURNING d.app_id::text, d.device_id, d.open
-            )
-            SELECT array_agg(json_build_array(l.app_id, l.device_id)::text), array_agg(l.app_id), array_agg(l.device_id),
-                   array_agg(l.open), array_agg(0)
-                INTO v_device_keys, v_device_apps, v_device_ids, v_device_open, v_device_taken
-                FROM locked AS l;
-
-            FOR k IN 1 .. cardinality(v_openings) LOOP
-                i := v_openings[k];
-                v_app := p_app_ids[i];
-                v_device := p_rows[i] ->> 'device_id';
-                v_cap := array_position(v_cap_apps, v_app);
-                IF v_existing[k] IS NOT NULL THEN
-                    v_refusals[i] := 'LL409';
-                    v_details[i] := json_build_object('actual', v_existing[k])::text;
-                    CONTINUE;
-                END IF;
-                -- An app stripe with room.
-                v_stripe := NULL;
-                FOR s IN 1 .. cardinality(v_stripes) LOOP
-                    IF v_stripe_apps[s] = v_app AND v_stripe_room[s] > 0 THEN
-                        v_stripe := s;
-                        EXIT;
-                    END IF;
-                END LOOP;
-                IF v_stripe IS NULL THEN
-                    v_refusals[i] := 'LL001';
-                    v_details[i] := json_build_object('limit', v_app_limits[v_cap],
-                        'count', (SELECT sum(s.open + s.taken) FROM unnest(v_stripe_apps, v_stripe_open, v_stripe_taken)
-                            AS s(app_id, open, taken) WHERE s.app_id = v_app))::text;
-                    CONTINUE;
-                END IF;
-                -- The device under the app's per-device cap.
-                v_at_device := NULL;
-                IF v_device IS NOT NULL THEN
-                    v_at_device := array_position(v_device_keys, json_build_array(v_app, v_device)::text);
-                    IF v_device_open[v_at_device] + v_device_taken[v_at_device] >= v_device_limits[v_cap] THEN
-                        v_refusals[i] := 'LL003';
-                        v_details[i] := json_build_object('limit', v_device_limits[v_cap],
-                            'count', v_device_open[v_at_device] + v_device_taken[v_at_device])::text;
-                        CONTINUE;
-                    END IF;
-                END IF;
-                -- A global stripe with room: one the batch holds, else one more.
-                v_global := NULL;
-                FOR g IN 1 .. cardinality(v_globals) LOOP
-                    IF v_global_room[g] > 0 THEN
-                        v_global := g;
-                        EXIT;
-                    END IF;
-                END LOOP;
-                IF v_global IS NULL THEN
-                    SELECT s.stripe, s.capacity - s.open INTO v_found_stripe, v_found_room FROM global_open_stripes s
-                        WHERE s.open < s.capacity AND s.stripe <> ALL (v_globals)
-                        ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED;
-                    IF NOT FOUND THEN
-                        SELECT s.stripe, s.capacity - s.open INTO v_found_stripe, v_found_room FROM global_open_stripes s
-                            WHERE s.open < s.capacity AND s.stripe <> ALL (v_globals)
-                            ORDER BY s.stripe LIMIT 1 FOR UPDATE;
-                    END IF;
-                    IF NOT FOUND THEN
-                        v_refusals[i] := 'LL002';
-                        v_details[i] := json_build_object('limit', (SELECT global_max_open FROM service_limits),
-                            'count', (SELECT sum(open) FROM global_open_stripes)
-                                + (SELECT coalesce(sum(t), 0) FROM unnest(v_global_taken) AS t))::text;
-                        CONTINUE;
-                    END IF;
-                    v_globals := v_globals || v_found_stripe;
-                    v_global_room := v_global_room || v_found_room;
-                    v_global_taken := v_global_taken || 0;
-                    v_global := cardinality(v_globals);
-                END IF;
-                -- It fits.
-                v_stripe_room[v_stripe] := v_stripe_room[v_stripe] - 1;
-                v_stripe_taken[v_stripe] := v_stripe_taken[v_stripe] + 1;
-                IF v_at_device IS NOT NULL THEN
-                    v_device_taken[v_at_device] := v_device_taken[v_at_device] + 1;
-                END IF;
-                v_global_room[v_global] := v_global_room[v_global] - 1;
-                v_global_taken[v_global] := v_global_taken[v_global] + 1;
-                v_opened := v_opened || i;
-                v_opened_app_stripes := v_opened_app_stripes || v_stripes[v_stripe];
-                v_opened_global_stripes := v_opened_global_stripes || v_globals[v_global];
-            END LOOP;
-        END IF;
-
-        IF cardinality(v_opened) > 0 THEN
+        IF v_all_fit THEN
             UPDATE app_open_stripes AS s SET open = s.open + t.taken
-                FROM unnest(v_stripe_tids, v_stripe_taken) AS t(tid, taken)
-                WHERE t.taken > 0 AND s.ctid = t.tid;
-            IF NOT v_all_fit THEN
-                INSERT INTO device_open_counts AS d (app_id, device_id, open)
-                    SELECT * FROM unnest(v_device_apps, v_device_ids, v_device_taken) AS t(app_id, device_id, taken)
-                        WHERE t.taken > 0
-                    ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open + excluded.open;
-            END IF;
-            UPDATE global_open_stripes AS s SET open = s.open + t.taken
-                FROM unnest(v_globals, v_global_taken) AS t(stripe, taken)
-                WHERE t.taken > 0 AND s.stripe = t.stripe;
-            INSERT INTO activities
-                SELECT r.* FROM unnest(v_opened, v_opened_app_stripes, v_opened_global_stripes)
-                        AS o(i, app_stripe, global_stripe),
-                    LATERAL jsonb_populate_record(NULL::activities, p_rows[o.i]
-                        || jsonb_build_object('app_stripe', o.app_stripe, 'global_stripe', o.global_stripe)) AS r;
+                FROM unnest(v_stripe_tids, v_app_openings) AS t(tid, taken)
+                WHERE s.ctid = t.tid;
+            UPDATE global_open_stripes AS s SET open = s.open + cardinality(v_openings)
+                WHERE s.stripe = v_global_stripe;
+            v_opened := v_openings;
+            SELECT array_agg(v_stripes[array_position(v_stripe_apps, p_app_ids[o.i])] ORDER BY o.n),
+                   array_agg(v_global_stripe ORDER BY o.n)
+                INTO v_opened_app_stripes, v_opened_global_stripes
+                FROM unnest(v_openings) WITH ORDINALITY AS o(i, n);
+        ELSIF v_device_apps IS NOT NULL THEN
+            UPDATE device_open_counts AS d SET open = d.open - t.n
+                FROM unnest(v_device_apps, v_device_ids, v_device_taken) AS t(app_id, device_id, n)
+                WHERE d.app_id = t.app_id AND d.device_id = t.device_id;
         END IF;
+    END IF;
+    IF cardinality(v_openings) > 0 AND NOT v_all_fit THEN
+        -- Otherwise each opening is admitted alone, in order, after the closings (below), by the
+        -- admission a lone opening goes through (`liveline_admit_opening`). Their devices are
+        -- created if new and locked first, sorted: when the batch holds one stripe per app, other
+        -- transactions open activities of the same apps meanwhile.
+        IF NOT v_devices_locked THEN
+            INSERT INTO device_open_counts AS d (app_id, device_id)
+                SELECT DISTINCT p_app_ids[o.i], p_rows[o.i] ->> 'device_id' FROM unnest(v_openings) AS o(i)
+                    WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
+                    ORDER BY 1, 2
+                ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open;
+        END IF;
+        v_admit := true;
+    END IF;
+
+    -- The closings (and a lone opening), one by one, each through `liveline_append` in a block of
+    -- its own: a refusal undoes only that command.
+    FOREACH i IN ARRAY v_one_by_one LOOP
+        BEGIN
+            SELECT a.first_position INTO v_next
+            FROM liveline_append(
+                p_app_ids[i], p_activity_ids[i], p_expected_versions[i], p_rows[i],
+                p_types[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
+                p_data[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
+                p_causes[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
+                p_occurred_at[v_starts[i]:v_starts[i] + p_event_counts[i] - 1], p_open_changes[i],
+                p_idempotency_keys[i], p_request_sha256s[i], p_outcomes[i]) AS a;
+            v_positions[i] := v_next;
+        EXCEPTION
+            WHEN SQLSTATE 'LL001' OR SQLSTATE 'LL002' OR SQLSTATE 'LL003' OR SQLSTATE 'LL409'
+                OR unique_violation THEN
+                GET STACKED DIAGNOSTICS v_refusal = RETURNED_SQLSTATE, v_detail = PG_EXCEPTION_DETAIL,
+                    v_constraint = CONSTRAINT_NAME;
+                IF v_refusal = '23505' AND v_constraint IS DISTINCT FROM 'idempotency_keys_pkey' THEN
+                    RAISE;
+                END IF;
+                v_refusals[i] := v_refusal;
+                v_details[i] := v_detail;
+        END;
+    END LOOP;
+
+    -- The openings that do not fit together, admitted one after the other, in order: a refusal
+    -- counts nothing, and refuses that opening alone.
+    IF v_admit THEN
+        FOR k IN 1 .. cardinality(v_openings) LOOP
+            i := v_openings[k];
+            IF v_existing[k] IS NOT NULL THEN
+                v_refusals[i] := 'LL409';
+                v_details[i] := json_build_object('actual', v_existing[k])::text;
+                CONTINUE;
+            END IF;
+            SELECT a.app_stripe, a.global_stripe, a.refusal, a.refusal_detail
+                INTO v_app_stripe, v_global_stripe, v_refusal, v_detail
+                FROM liveline_admit_opening(p_app_ids[i], p_rows[i] ->> 'device_id') AS a;
+            IF v_refusal IS NOT NULL THEN
+                v_refusals[i] := v_refusal;
+                v_details[i] := v_detail;
+                CONTINUE;
+            END IF;
+            v_opened := v_opened || i;
+            v_opened_app_stripes := v_opened_app_stripes || v_app_stripe;
+            v_opened_global_stripes := v_opened_global_stripes || v_global_stripe;
+        END LOOP;
+    END IF;
+    IF cardinality(v_opened) > 0 THEN
+        INSERT INTO activities
+            SELECT r.* FROM unnest(v_opened, v_opened_app_stripes, v_opened_global_stripes) AS o(i, app_stripe, global_stripe),
+                LATERAL jsonb_populate_record(NULL::activities, p_rows[o.i]
+                    || jsonb_build_object('app_stripe', o.app_stripe, 'global_stripe', o.global_stripe)) AS r;
     END IF;
 
     -- The plain appends and the openings that fit, in command order, take the transaction's

@@ -20,6 +20,15 @@ CREATE DOMAIN public.liveline_id AS text
 	CONSTRAINT liveline_id_check CHECK (((VALUE ~ '^[A-Za-z0-9._:-]+$'::text) AND (length(VALUE) <= 128)));
 
 --
+-- Name: liveline_admit_opening(text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) RETURNS record
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 55 lines, sha256 3ac17ad9b778d620… $$;
+
+--
 -- Name: apps; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -55,7 +64,7 @@ CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
 
 CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
     LANGUAGE plpgsql
-    AS $$ body of 124 lines, sha256 d06347c334902a3d… $$;
+    AS $$ body of 86 lines, sha256 2658293fd1fc083b… $$;
 
 --
 -- Name: liveline_append_batch(text[], text[], integer[], jsonb[], integer[], text[], jsonb[], text[], timestamp with time zone[], integer[], text[], bytea[], jsonb[], text[], text[], text[], text[], jsonb[], timestamp with time zone[], text[], bytea[], jsonb[]); Type: FUNCTION; Schema: public; Owner: -
@@ -64,7 +73,7 @@ CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expe
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 440 lines, sha256 b7f358dad631b8f0… $$;
+    AS $$ body of 344 lines, sha256 fc0103b49b185fd6… $$;
 
 --
 -- Name: liveline_audit_apns_credentials(); Type: FUNCTION; Schema: public; Owner: -
