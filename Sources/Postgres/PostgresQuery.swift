@@ -74,6 +74,18 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
             sql += columns.allCases.map { "\(table)\($0.sql)" }.joined(separator: ", ")
         }
 
+        /// The arguments of a function call in PostgreSQL's named notation, `name => $n, …`: each
+        /// value goes to the parameter of its name, whatever their order, and a name the function
+        /// does not have fails the statement.
+        public mutating func appendInterpolation(arguments: PostgresArguments) {
+            var first = true
+            for (name, binding) in arguments.named {
+                bindings.append(binding)
+                sql += (first ? "" : ", ") + "\(name) => $\(bindings.count)"
+                first = false
+            }
+        }
+
         /// A quoted identifier (database, role or table name), for the statements that cannot
         /// take parameters, such as `CREATE DATABASE`. Quoting makes any text a single name.
         public mutating func appendInterpolation(identifier: String) {
@@ -87,4 +99,25 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
 public protocol SQLColumns: CaseIterable {
     /// The column, or an expression over it, as the statement selects it.
     var sql: StaticString { get }
+}
+
+/// The arguments of a call to a stored function, each under the name of its parameter; see
+/// `PostgresQuery.StringInterpolation.appendInterpolation(arguments:)`.
+public struct PostgresArguments: Sendable {
+    fileprivate private(set) var named: [(name: StaticString, binding: PostgresQuery.Binding)] = []
+
+    public init() {}
+
+    /// The parameters named so far, in order.
+    public var names: [String] { named.map { "\($0.name)" } }
+
+    /// Adds `value` for the parameter `name` (a literal of the program, never data).
+    public mutating func append<Value: PostgresEncodable>(_ name: StaticString, _ value: Value) {
+        named.append((name, PostgresQuery.Binding(type: Value.postgresType, bytes: value.postgresBytes())))
+    }
+
+    /// Adds `value` for the parameter `name`; `nil` is SQL NULL of the wrapped type.
+    public mutating func append<Value: PostgresEncodable>(_ name: StaticString, _ value: Value?) {
+        named.append((name, PostgresQuery.Binding(type: Value.postgresType, bytes: value?.postgresBytes() ?? nil)))
+    }
 }

@@ -1,33 +1,102 @@
-import Foundation
+import CanonicalJSON
 import Postgres
 
-/// Why `liveline_append` refused one command of a batch: the SQLSTATE it raised (a cap reached,
-/// a version conflict, an idempotency key taken meanwhile) and what its JSON detail says.
-struct AppendRefusal: Error {
-    let sqlState: String
-    private(set) var limit = 0
-    private(set) var count = 0
-    /// The activity's version when the expected one was not found; `nil` when it does not exist.
-    private(set) var actual: Int?
+/// The SQLSTATEs Liveline's stored functions raise, named once: `SQLNamesTests` compares them
+/// with the codes in `migrations/functions/`.
+enum LivelineSQLState: String, CaseIterable {
+    /// `liveline_admit_opening`: the app's cap is reached (detail: `limit`, `count`).
+    case appCapReached = "LL001"
+    /// `liveline_admit_opening`: the global cap is reached (detail: `limit`, `count`).
+    case globalCapReached = "LL002"
+    /// `liveline_admit_opening`: the device's cap is reached (detail: `limit`, `count`).
+    case deviceCapReached = "LL003"
+    /// Raised and caught inside `liveline_append_batch` to give back the stripes it took when an
+    /// app has none free with room for its openings; it never leaves the function.
+    case noFreeStripeWithRoom = "LL010"
+    /// `liveline_append`: the activity is not at the expected version (detail: `actual`, null
+    /// when it does not exist), or an opening's activity exists.
+    case versionConflict = "LL409"
+    /// `liveline_rules_unchanged`: an app's rules changed since a batch was decided under them.
+    case rulesChanged = "LL412"
 
-    init(sqlState: String, detail: String?) {
-        self.sqlState = sqlState
-        guard let detail,
-            let value = try? JSONDecoder().decode([String: Int?].self, from: Data(detail.utf8))
-        else { return }
-        limit = (value["limit"] ?? nil) ?? 0
-        count = (value["count"] ?? nil) ?? 0
-        actual = value["actual"] ?? nil
+    var sqlState: SQLState { SQLState(rawValue: rawValue) }
+}
+
+/// The constraints whose violations the store tells apart, named once: `SQLNamesTests` checks
+/// that the schema has them.
+enum ConstraintName: String, CaseIterable {
+    /// A concurrent command with the same idempotency key committed first.
+    case idempotencyKey = "idempotency_keys_pkey"
+    /// A concurrent opening created the activity first.
+    case activity = "activities_pkey"
+}
+
+/// Why the append refused one command: read once from the SQLSTATE and its JSON detail.
+enum AppendRefusal: Error, Equatable {
+    case appCapReached(limit: Int, count: Int)
+    case globalCapReached(limit: Int, count: Int)
+    case deviceCapReached(limit: Int, count: Int)
+    /// The activity's version when the expected one was not found; `nil` when it does not exist.
+    case versionConflict(actual: Int?)
+    /// A concurrent command with the same idempotency key committed first.
+    case idempotencyKeyTaken
+
+    /// The refusal a batch reported for one command: its code and detail; `nil` for a code that
+    /// is no refusal.
+    init?(code: String, detail: String?) {
+        let fields = detail.flatMap { try? JSONParser.parseObject(Array($0.utf8)).members } ?? [:]
+        func integer(_ name: String) -> Int? {
+            guard case .number(let number) = fields[name] else { return nil }
+            return number.integer.flatMap(Int.init(exactly:))
+        }
+        switch code {
+        case LivelineSQLState.appCapReached.rawValue:
+            self = .appCapReached(limit: integer("limit") ?? 0, count: integer("count") ?? 0)
+        case LivelineSQLState.globalCapReached.rawValue:
+            self = .globalCapReached(limit: integer("limit") ?? 0, count: integer("count") ?? 0)
+        case LivelineSQLState.deviceCapReached.rawValue:
+            self = .deviceCapReached(limit: integer("limit") ?? 0, count: integer("count") ?? 0)
+        case LivelineSQLState.versionConflict.rawValue:
+            self = .versionConflict(actual: integer("actual"))
+        // The batch reports a unique violation only of an idempotency key (it raises any other).
+        case SQLState.uniqueViolation.rawValue:
+            self = .idempotencyKeyTaken
+        default:
+            return nil
+        }
+    }
+
+    /// The refusal `liveline_append` raised, when `error` is one; `nil` for any other failure.
+    init?(_ error: PostgresError) {
+        if error.isIdempotencyKeyTaken {
+            self = .idempotencyKeyTaken
+        } else if let state = error.sqlState, state != .uniqueViolation {
+            self.init(code: state.rawValue, detail: error.detail)
+        } else {
+            return nil
+        }
     }
 }
 
-extension AppendRefusal {
-    /// The refusal `liveline_append` raised, when `error` is one (a cap, a version conflict, an
-    /// idempotency key taken meanwhile); `nil` for any other failure.
-    init?(_ error: PostgresError) {
-        guard let state = error.sqlState?.rawValue,
-            ["LL001", "LL002", "LL003", "LL409"].contains(state) || error.isIdempotencyKeyTaken
-        else { return nil }
-        self.init(sqlState: state, detail: error.detail)
+extension PostgresError {
+    /// A unique violation of an idempotency key: a concurrent command with the same key committed first.
+    var isIdempotencyKeyTaken: Bool {
+        isUniqueViolation && constraint == ConstraintName.idempotencyKey.rawValue
+    }
+
+    /// A unique violation of an idempotency key or an activity: a concurrent command created it first.
+    var isTakenMeanwhile: Bool {
+        isIdempotencyKeyTaken || (isUniqueViolation && constraint == ConstraintName.activity.rawValue)
+    }
+
+    /// The rules of an app that commands were decided under changed since they were read.
+    var isRulesChanged: Bool {
+        sqlState == LivelineSQLState.rulesChanged.sqlState
+    }
+
+    /// A batch was decided on what another process changed since: a row it creates was created
+    /// meanwhile, or the rules of an app.
+    var isStaleDecision: Bool {
+        isTakenMeanwhile || isRulesChanged
     }
 }

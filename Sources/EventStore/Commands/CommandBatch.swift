@@ -311,29 +311,6 @@ extension BatchAnswer {
     }
 }
 
-extension PostgresError {
-    /// A unique violation of an idempotency key: a concurrent command with the same key committed first.
-    var isIdempotencyKeyTaken: Bool {
-        isUniqueViolation && constraint == "idempotency_keys_pkey"
-    }
-
-    /// A unique violation of an idempotency key or an activity: a concurrent command created it first.
-    var isTakenMeanwhile: Bool {
-        isIdempotencyKeyTaken || (isUniqueViolation && constraint == "activities_pkey")
-    }
-
-    /// The rules of an app that commands were decided under changed since they were read.
-    var isRulesChanged: Bool {
-        sqlState?.rawValue == "LL412"
-    }
-
-    /// A batch was decided on what another process changed since: a row it creates was created
-    /// meanwhile, or the rules of an app.
-    var isStaleDecision: Bool {
-        isTakenMeanwhile || isRulesChanged
-    }
-}
-
 /// The device a remote start goes to, to count a batch's remote starts per device.
 private struct DeviceKey: Hashable {
     let app: AppID

@@ -23,30 +23,12 @@ enum CommandQueries {
         let idempotencyKey: String?
     }
 
-    /// Loads what every command of a batch needs, in one statement; one `Loaded` per key, in order.
-    /// The open counts are read for requests only: nothing else opens an activity; so are the
-    /// device's latest remote starts (as many as the app's push-to-start budget: all the budget
-    /// needs).
+    /// Loads what every command of a batch needs, in one statement (`LoadColumn`, then the
+    /// activity's); one `Loaded` per key, in order.
     static func load(_ keys: [LoadKey], _ connection: Connection) throws -> [Loaded] {
         let rows = try connection.query(
             """
-            SELECT a.app_id IS NOT NULL, a.max_open, a.max_open_per_device, a.priority_budget_per_hour,
-                   a.frequent_updates,
-                   CASE WHEN c.is_request THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = c.app_id)::bigint END,
-                   CASE WHEN c.is_request THEN (SELECT sum(open) FROM global_open_stripes)::bigint END,
-                   (SELECT global_max_open FROM service_limits),
-                   CASE WHEN c.is_request THEN
-                       (SELECT open FROM device_open_counts d WHERE d.app_id = c.app_id AND d.device_id = c.device_id) END,
-                   k.request_sha256, k.activity_id::text, k.outcome,
-                   a.push_to_start_budget_per_hour,
-                   CASE WHEN c.is_request AND c.device_id IS NOT NULL THEN
-                       (SELECT array_agg(s.occurred_at) FROM (
-                           SELECT e.occurred_at FROM events e
-                           WHERE e.app_id = c.app_id AND e.data ->> 'deviceId' = c.device_id
-                               AND e.type = 'activity.requested' AND e.data ? 'remoteStart'
-                           ORDER BY e.occurred_at DESC LIMIT a.push_to_start_budget_per_hour) AS s) END,
-                   a.xmin::text::bigint,
-                   r.*
+            SELECT \(columnsOf: LoadColumn.self), r.*
             FROM liveline_batch_commands(
                 \(PostgresArray(keys.map(\.stream.app.rawValue))), \(PostgresArray(keys.map(\.stream.activity.rawValue))),
                 \(PostgresArray(keys.map(\.isRequest))), \(PostgresArray(keys.map(\.deviceID?.rawValue))),
@@ -61,35 +43,85 @@ enum CommandQueries {
             throw EventStoreError.unreadableRow("a batch of \(keys.count) commands loaded \(rows.count) rows")
         }
         return try rows.map { row in
+            func column<T: PostgresDecodable>(_ column: LoadColumn, as type: T.Type = T.self) throws -> T {
+                try row.decode(column.rawValue, as: type)
+            }
             let context: DecisionContext? =
-                try row.decode(0, as: Bool.self)
+                try column(.appExists, as: Bool.self)
                 ? DecisionContext(
                     app: AppRules(
-                        maxOpen: try row.decode(1),
-                        maxOpenPerDevice: try row.decode(2),
-                        priorityBudgetPerHour: try row.decode(3),
-                        frequentUpdates: try row.decode(4),
-                        pushToStartBudgetPerHour: try row.decode(12)
+                        maxOpen: try column(.maxOpen),
+                        maxOpenPerDevice: try column(.maxOpenPerDevice),
+                        priorityBudgetPerHour: try column(.priorityBudgetPerHour),
+                        frequentUpdates: try column(.frequentUpdates),
+                        pushToStartBudgetPerHour: try column(.pushToStartBudgetPerHour)
                     ),
-                    globalMaxOpen: try row.decode(7),
+                    globalMaxOpen: try column(.globalMaxOpen),
                     open: OpenCounts(
-                        app: try row.decode(5, as: Int?.self) ?? 0,
-                        global: try row.decode(6, as: Int?.self) ?? 0,
-                        device: try row.decode(8, as: Int?.self) ?? 0
+                        app: try column(.appOpen, as: Int?.self) ?? 0,
+                        global: try column(.globalOpen, as: Int?.self) ?? 0,
+                        device: try column(.deviceOpen, as: Int?.self) ?? 0
                     ),
-                    remoteStarts: try row.decode(13, as: PostgresArray<PostgresTimestamp>?.self)?.elements.map(
+                    remoteStarts: try column(.remoteStarts, as: PostgresArray<PostgresTimestamp>?.self)?.elements.map(
                         Timestamp.init
                     ) ?? []
                 ) : nil
-            let record = try row.decode(9, as: [UInt8]?.self).map { digest in
-                try IdempotencyRecord(digest: digest, activity: try row.decode(10), outcome: try row.decode(11))
+            let record = try column(.keyRequestSHA256, as: [UInt8]?.self).map { digest in
+                try IdempotencyRecord(
+                    digest: digest,
+                    activity: try column(.keyActivity),
+                    outcome: try column(.keyOutcome)
+                )
             }
             return Loaded(
                 context: context,
-                activity: try ProjectionRow.stored(from: row, at: 15),
+                activity: try ProjectionRow.stored(from: row, at: LoadColumn.allCases.count),
                 idempotencyRecord: record,
-                rulesVersion: try row.decode(14)
+                rulesVersion: try column(.rulesVersion)
             )
+        }
+    }
+
+    /// What the load selects for each command (`c`) of its app (`a`) and idempotency key (`k`),
+    /// before the activity's columns. The open counts are read for requests only: nothing else
+    /// opens an activity; so are the device's latest remote starts (as many as the app's
+    /// push-to-start budget: all the budget needs).
+    enum LoadColumn: Int, SQLColumns {
+        case appExists, maxOpen, maxOpenPerDevice, priorityBudgetPerHour, frequentUpdates, pushToStartBudgetPerHour
+        case rulesVersion, globalMaxOpen, appOpen, globalOpen, deviceOpen, remoteStarts
+        case keyRequestSHA256, keyActivity, keyOutcome
+
+        var sql: StaticString {
+            switch self {
+            case .appExists: "a.app_id IS NOT NULL"
+            case .maxOpen: "a.max_open"
+            case .maxOpenPerDevice: "a.max_open_per_device"
+            case .priorityBudgetPerHour: "a.priority_budget_per_hour"
+            case .frequentUpdates: "a.frequent_updates"
+            case .pushToStartBudgetPerHour: "a.push_to_start_budget_per_hour"
+            case .rulesVersion: "a.xmin::text::bigint"
+            case .globalMaxOpen: "(SELECT global_max_open FROM service_limits)"
+            case .appOpen:
+                "CASE WHEN c.is_request THEN (SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = c.app_id)::bigint END"
+            case .globalOpen: "CASE WHEN c.is_request THEN (SELECT sum(open) FROM global_open_stripes)::bigint END"
+            case .deviceOpen:
+                """
+                CASE WHEN c.is_request THEN
+                    (SELECT open FROM device_open_counts d WHERE d.app_id = c.app_id AND d.device_id = c.device_id) END
+                """
+            case .remoteStarts:
+                """
+                CASE WHEN c.is_request AND c.device_id IS NOT NULL THEN
+                    (SELECT array_agg(s.occurred_at) FROM (
+                        SELECT e.occurred_at FROM events e
+                        WHERE e.app_id = c.app_id AND e.data ->> 'deviceId' = c.device_id
+                            AND e.type = 'activity.requested' AND e.data ? 'remoteStart'
+                        ORDER BY e.occurred_at DESC LIMIT a.push_to_start_budget_per_hour) AS s) END
+                """
+            case .keyRequestSHA256: "k.request_sha256"
+            case .keyActivity: "k.activity_id::text"
+            case .keyOutcome: "k.outcome"
+            }
         }
     }
 
@@ -105,6 +137,14 @@ enum CommandQueries {
             apps.append(app.rawValue)
             versions.append(version)
         }
+
+        /// The arguments of `liveline_rules_unchanged`.
+        var arguments: PostgresArguments {
+            var arguments = PostgresArguments()
+            arguments.append("p_app_ids", PostgresArray(apps))
+            arguments.append("p_versions", PostgresArray(versions))
+            return arguments
+        }
     }
 
     /// Appends through `liveline_append`; returns the first position and the recorded time.
@@ -113,19 +153,10 @@ enum CommandQueries {
         checking rules: RulesCheck = RulesCheck(),
         _ connection: Connection
     ) throws -> (Int64, Timestamp) {
-        let stream = append.stored.stream
-        let events = append.events
         let rows = try connection.query(
             """
             SELECT first_position, recorded_at
-            FROM liveline_rules_unchanged(\(PostgresArray(rules.apps)), \(PostgresArray(rules.versions))), liveline_append(
-                \(stream.app.rawValue), \(stream.activity.rawValue), \(Int32(append.expectedVersion)),
-                \(ProjectionRow.json(append.stored)),
-                \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
-                \(PostgresArray(events.map(\.cause.rawValue))),
-                \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
-                \(Int32(append.openChange)),
-                \(append.idempotency?.key), \(append.idempotency?.requestDigest), \(append.outcome))
+            FROM liveline_rules_unchanged(\(arguments: rules.arguments)), liveline_append(\(arguments: arguments(append)))
             """
         )
         guard let result = rows.single else { throw EventStoreError.unreadableRow("liveline_append returned nothing") }
@@ -164,39 +195,80 @@ enum CommandQueries {
                 return [.failure(refusal)]
             }
         }
-        let events = appends.flatMap(\.events)
+        let batch = arguments(appends, recording: rejections)
         let rows = try connection.query(
             """
             SELECT first_position, recorded_at, refusal, refusal_detail
-            FROM liveline_rules_unchanged(\(PostgresArray(rules.apps)), \(PostgresArray(rules.versions))), liveline_append_batch(
-                \(PostgresArray(appends.map(\.stored.stream.app.rawValue))),
-                \(PostgresArray(appends.map(\.stored.stream.activity.rawValue))),
-                \(PostgresArray(appends.map { Int32($0.expectedVersion) })),
-                \(PostgresArray(appends.map { ProjectionRow.json($0.stored) })),
-                \(PostgresArray(appends.map { Int32($0.events.count) })),
-                \(PostgresArray(events.map(\.type.rawValue))), \(PostgresArray(events.map { EventData.encode($0.payload) })),
-                \(PostgresArray(events.map(\.cause.rawValue))), \(PostgresArray(events.map { PostgresTimestamp($0.occurredAt) })),
-                \(PostgresArray(appends.map { Int32($0.openChange) })),
-                \(PostgresArray(appends.map(\.idempotency?.key))), \(PostgresArray(appends.map(\.idempotency?.requestDigest))),
-                \(PostgresArray(appends.map(\.outcome))),
-                \(PostgresArray(rejections.map(\.stream.app.rawValue))),
-                \(PostgresArray(rejections.map(\.stream.activity.rawValue))), \(PostgresArray(rejections.map(\.command))),
-                \(PostgresArray(rejections.map(\.rejection.code))),
-                \(PostgresArray(rejections.map { JSONB(utf8: JSONValue.object($0.rejection.details).canonicalJSON) })),
-                \(PostgresArray(rejections.map { PostgresTimestamp($0.at) })),
-                \(PostgresArray(rejections.map(\.idempotency?.key))), \(PostgresArray(rejections.map(\.idempotency?.requestDigest))),
-                \(PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })))
+            FROM liveline_rules_unchanged(\(arguments: rules.arguments)), liveline_append_batch(\(arguments: batch))
             """
         )
         guard rows.count == appends.count else {
             throw EventStoreError.unreadableRow("a batch of \(appends.count) appends returned \(rows.count) rows")
         }
         return try rows.map { row in
-            if let refusal = try row.decode(2, as: String?.self) {
-                return .failure(AppendRefusal(sqlState: refusal, detail: try row.decode(3)))
+            if let code = try row.decode(2, as: String?.self) {
+                guard let refusal = AppendRefusal(code: code, detail: try row.decode(3)) else {
+                    throw EventStoreError.unreadableRow("liveline_append_batch refused a command with \(code)")
+                }
+                return .failure(refusal)
             }
             return .success((try row.decode(0), Timestamp(try row.decode(1, as: PostgresTimestamp.self))))
         }
+    }
+
+    /// The arguments of `liveline_append` for `append`, named as its parameters.
+    static func arguments(_ append: ActivityAppend) -> PostgresArguments {
+        let (stream, events) = (append.stored.stream, append.events)
+        var arguments = PostgresArguments()
+        arguments.append("p_app_id", stream.app.rawValue)
+        arguments.append("p_activity_id", stream.activity.rawValue)
+        arguments.append("p_expected_version", Int32(append.expectedVersion))
+        arguments.append("p_row", ProjectionRow.json(append.stored))
+        arguments.append("p_types", PostgresArray(events.map(\.type.rawValue)))
+        arguments.append("p_data", PostgresArray(events.map { EventData.encode($0.payload) }))
+        arguments.append("p_causes", PostgresArray(events.map(\.cause.rawValue)))
+        arguments.append("p_occurred_at", PostgresArray(events.map { PostgresTimestamp($0.occurredAt) }))
+        arguments.append("p_open_change", Int32(append.openChange))
+        arguments.append("p_idempotency_key", append.idempotency?.key)
+        arguments.append("p_request_sha256", append.idempotency?.requestDigest)
+        arguments.append("p_outcome", append.outcome)
+        return arguments
+    }
+
+    /// The arguments of `liveline_append_batch`, named as its parameters: the appends, their
+    /// events (each append's `p_event_counts` of them, in order), and the rejections to record.
+    static func arguments(_ appends: [ActivityAppend], recording rejections: [BatchRejection]) -> PostgresArguments {
+        let events = appends.flatMap(\.events)
+        var arguments = PostgresArguments()
+        arguments.append("p_app_ids", PostgresArray(appends.map(\.stored.stream.app.rawValue)))
+        arguments.append("p_activity_ids", PostgresArray(appends.map(\.stored.stream.activity.rawValue)))
+        arguments.append("p_expected_versions", PostgresArray(appends.map { Int32($0.expectedVersion) }))
+        arguments.append("p_rows", PostgresArray(appends.map { ProjectionRow.json($0.stored) }))
+        arguments.append("p_event_counts", PostgresArray(appends.map { Int32($0.events.count) }))
+        arguments.append("p_types", PostgresArray(events.map(\.type.rawValue)))
+        arguments.append("p_data", PostgresArray(events.map { EventData.encode($0.payload) }))
+        arguments.append("p_causes", PostgresArray(events.map(\.cause.rawValue)))
+        arguments.append("p_occurred_at", PostgresArray(events.map { PostgresTimestamp($0.occurredAt) }))
+        arguments.append("p_open_changes", PostgresArray(appends.map { Int32($0.openChange) }))
+        arguments.append("p_idempotency_keys", PostgresArray(appends.map(\.idempotency?.key)))
+        arguments.append("p_request_sha256s", PostgresArray(appends.map(\.idempotency?.requestDigest)))
+        arguments.append("p_outcomes", PostgresArray(appends.map(\.outcome)))
+        arguments.append("p_rejected_app_ids", PostgresArray(rejections.map(\.stream.app.rawValue)))
+        arguments.append("p_rejected_activity_ids", PostgresArray(rejections.map(\.stream.activity.rawValue)))
+        arguments.append("p_rejected_commands", PostgresArray(rejections.map(\.command)))
+        arguments.append("p_rejected_codes", PostgresArray(rejections.map(\.rejection.code)))
+        arguments.append(
+            "p_rejected_details",
+            PostgresArray(rejections.map { JSONB(utf8: JSONValue.object($0.rejection.details).canonicalJSON) })
+        )
+        arguments.append("p_rejected_at", PostgresArray(rejections.map { PostgresTimestamp($0.at) }))
+        arguments.append("p_rejected_keys", PostgresArray(rejections.map(\.idempotency?.key)))
+        arguments.append("p_rejected_request_sha256s", PostgresArray(rejections.map(\.idempotency?.requestDigest)))
+        arguments.append(
+            "p_rejected_outcomes",
+            PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })
+        )
+        return arguments
     }
 
     static func idempotencyRecord(app: AppID, key: String, _ connection: Connection) throws -> IdempotencyRecord? {

@@ -52,21 +52,19 @@ extension PendingCommand {
         _ lifecycle: Lifecycle,
         _ connection: Connection
     ) throws -> CommandBatch.Decision {
-        switch refusal.sqlState {
-        case "LL001": return .rejected(.targetMaximumExceeded(limit: refusal.limit, count: refusal.count))
-        case "LL002": return .rejected(.globalMaximumExceeded(limit: refusal.limit, count: refusal.count))
-        case "LL003":
-            return .rejected(
-                .deviceMaximumExceeded(deviceID: command.requestedDeviceID!, limit: refusal.limit, count: refusal.count)
-            )
-        case "LL409" where command.isRequest && expectedVersion == nil:
+        switch refusal {
+        case .appCapReached(let limit, let count): return .rejected(.targetMaximumExceeded(limit: limit, count: count))
+        case .globalCapReached(let limit, let count):
+            return .rejected(.globalMaximumExceeded(limit: limit, count: count))
+        case .deviceCapReached(let limit, let count):
+            return .rejected(.deviceMaximumExceeded(deviceID: command.requestedDeviceID!, limit: limit, count: count))
+        case .versionConflict where command.isRequest && expectedVersion == nil:
             return .rejected(.activityExists)
-        case "LL409" where expectedVersion == nil && decided + 1 < CommandBatch.attempts:
+        case .versionConflict where expectedVersion == nil && decided + 1 < CommandBatch.attempts:
             return .answered(.decideAgain)
-        case "LL409":
-            return .answered(.failure(EventStoreError.versionConflict(expected: version, actual: refusal.actual)))
-        default:
-            // The idempotency key: a concurrent command with the same key committed first.
+        case .versionConflict(let actual):
+            return .answered(.failure(EventStoreError.versionConflict(expected: version, actual: actual)))
+        case .idempotencyKeyTaken:
             guard let idempotency else { preconditionFailure("a refusal of the idempotency key without a key") }
             return .answered(try BatchAnswer { try EventStore.replay(idempotency, on: stream, lifecycle, connection) })
         }

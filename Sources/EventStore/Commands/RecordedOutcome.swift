@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import Foundation
 import Postgres
 
 /// What an idempotency record keeps of a command's outcome: the versions it appended, or its
@@ -22,9 +21,7 @@ enum RecordedOutcome: Hashable {
     }
 
     init?(json: JSONB) {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(json.utf8)),
-            case .object(let object) = value
-        else { return nil }
+        guard case .object(let object)? = try? JSONParser.parse(json.utf8) else { return nil }
         if case .object(let accepted) = object["accepted"], case .number(let from) = accepted["from"],
             case .number(let to) = accepted["to"], let from = from.integer.flatMap(Int.init(exactly:)),
             let to = to.integer.flatMap(Int.init(exactly:))

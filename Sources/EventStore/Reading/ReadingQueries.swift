@@ -149,10 +149,7 @@ enum ReadingQueries {
                 activity: try row.decode(0),
                 command: try row.decode(1),
                 code: try row.decode(2),
-                details: try JSONDecoder().decode(
-                    [String: JSONValue].self,
-                    from: Data(row.decode(3, as: JSONB.self).utf8)
-                ),
+                details: try details(row.decode(3, as: JSONB.self)),
                 occurredAt: Timestamp(try row.decode(4, as: PostgresTimestamp.self))
             )
         }
@@ -170,5 +167,14 @@ enum ReadingQueries {
             counts[state] = try row.decode(1)
         }
         return counts
+    }
+
+    /// A rejection's recorded `details` (an object, as `liveline_append_batch` wrote it).
+    private static func details(_ json: JSONB) throws -> [String: JSONValue] {
+        do {
+            return try JSONParser.parseObject(json.utf8).members
+        } catch {
+            throw EventStoreError.unreadableRow("rejections: details: \(error)")
+        }
     }
 }

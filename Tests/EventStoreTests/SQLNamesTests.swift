@@ -1,0 +1,71 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@testable import EventStore
+
+@Suite("The seam between Swift and SQL: codes, constraints and parameters named once, and agreeing")
+struct SQLNamesTests {
+    @Test("the codes named in Swift are exactly the LLnnn codes the stored functions raise")
+    func refusalCodes() throws {
+        let raised = try Regex(#"(?:ERRCODE\s*=|SQLSTATE|refusal\s*:=)\s*'(LL\d{3})'"#)
+        var codes: Set<String> = []
+        for function in try FunctionDefinition.load(from: TestDatabase.functionsDirectory) {
+            for match in function.sql.matches(of: raised) {
+                codes.insert(String(match.output[1].substring ?? ""))
+            }
+        }
+        #expect(codes == Set(LivelineSQLState.allCases.map(\.rawValue)))
+    }
+
+    @Test("a refusal's detail is read into its case; codes that are no refusal are not taken for one")
+    func refusalsParsed() {
+        #expect(
+            AppendRefusal(code: "LL001", detail: #"{"limit": 5, "count": 5}"#) == .appCapReached(limit: 5, count: 5)
+        )
+        #expect(
+            AppendRefusal(code: "LL002", detail: #"{"limit":9,"count":9}"#) == .globalCapReached(limit: 9, count: 9)
+        )
+        #expect(
+            AppendRefusal(code: "LL003", detail: #"{"limit":2,"count":2}"#) == .deviceCapReached(limit: 2, count: 2)
+        )
+        #expect(AppendRefusal(code: "LL409", detail: #"{"actual": 7}"#) == .versionConflict(actual: 7))
+        #expect(AppendRefusal(code: "LL409", detail: #"{"actual": null}"#) == .versionConflict(actual: nil))
+        #expect(AppendRefusal(code: "23505", detail: nil) == .idempotencyKeyTaken)
+        #expect(AppendRefusal(code: "LL412", detail: nil) == nil)
+        #expect(AppendRefusal(code: "40P01", detail: nil) == nil)
+    }
+
+    @Test("the constraints named in Swift exist in the schema")
+    func constraints() async throws {
+        try await TestDatabase.withPool(try await TestDatabase.makeMigrated()) { pool in
+            let names: [String] = try await pool.withConnection { connection in
+                try connection.query("SELECT conname::text FROM pg_constraint").map { try $0.decode(0) }
+            }
+            for constraint in ConstraintName.allCases {
+                #expect(names.contains(constraint.rawValue), "\(constraint.rawValue)")
+            }
+        }
+    }
+
+    @Test("the append's arguments are the parameters of the functions, in their order")
+    func arguments() async throws {
+        try await TestDatabase.withPool(try await TestDatabase.makeMigrated()) { pool in
+            func parameters(_ function: String) async throws -> [String] {
+                try await pool.withConnection { connection in
+                    try connection.query(
+                        """
+                        SELECT array_to_string(proargnames[1:pronargs], ',') FROM pg_proc
+                        WHERE proname = \(function) AND pronamespace = 'public'::regnamespace
+                        """
+                    ).single.map { try $0.decode(0, as: String.self).split(separator: ",").map(String.init) } ?? []
+                }
+            }
+            let batch = try await parameters("liveline_append_batch")
+            let rules = try await parameters("liveline_rules_unchanged")
+            #expect(CommandQueries.arguments([], recording: []).names == batch)
+            #expect(CommandQueries.RulesCheck().arguments.names == rules)
+        }
+    }
+}
