@@ -245,26 +245,31 @@ import Testing
         try await LocalAPNsFixture.run(requestTimeout: .seconds(2)) { fixture in
             #expect(await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials).status == 200)
             fixture.server.fail(.stall, times: 2)
-            let ended = await withTaskGroup(of: (String, APNsResponse).self) { group in
-                group.addTask {
-                    ("first", await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials))
+            // Each push: its name, its answer, and how long it waited for it.
+            let ended = await withTaskGroup(of: (String, APNsResponse, Duration).self) { group in
+                func send(_ name: String) {
+                    group.addTask {
+                        let sent = ContinuousClock.now
+                        let response = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+                        return (name, response, ContinuousClock.now - sent)
+                    }
                 }
+                send("first")
                 try? await Task.sleep(for: .seconds(1))
-                group.addTask {
-                    ("second", await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials))
-                }
+                send("second")
                 while fixture.server.stalled < 2 { try? await Task.sleep(for: .milliseconds(10)) }
                 // Answered while both wait: the deadlines are not disturbed by it.
-                group.addTask {
-                    ("answered", await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials))
-                }
-                var ended: [(String, APNsResponse)] = []
+                send("answered")
+                var ended: [(String, APNsResponse, Duration)] = []
                 for await answer in group { ended.append(answer) }
                 return ended
             }
-            #expect(ended.map(\.0) == ["answered", "first", "second"])
-            #expect(ended[0].1.status == 200)
-            for (_, response) in ended.dropFirst() {
+            #expect(ended.first { $0.0 == "answered" }?.1.status == 200)
+            let stalls = ended.filter { $0.0 != "answered" }
+            #expect(stalls.map(\.0) == ["first", "second"])
+            // Each ends at its own deadline: the second is not cut at the first's, a second earlier.
+            for (name, _, waited) in stalls { #expect(waited >= .milliseconds(1_900), "\(name) waited \(waited)") }
+            for (_, response, _) in stalls {
                 guard case .unanswered(let why) = response else {
                     Issue.record("expected no answer, got \(response)")
                     continue

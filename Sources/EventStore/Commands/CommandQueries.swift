@@ -160,7 +160,9 @@ enum CommandQueries {
             """
         )
         guard let result = rows.single else { throw EventStoreError.unreadableRow("liveline_append returned nothing") }
-        return (try result.decode(0), Timestamp(try result.decode(1, as: PostgresTimestamp.self)))
+        return (
+            try result.decode("first_position"), Timestamp(try result.decode("recorded_at", as: PostgresTimestamp.self))
+        )
     }
 
     /// One rejection to record, with the idempotency record of the command it refused.
@@ -206,13 +208,15 @@ enum CommandQueries {
             throw EventStoreError.unreadableRow("a batch of \(appends.count) appends returned \(rows.count) rows")
         }
         return try rows.map { row in
-            if let code = try row.decode(2, as: String?.self) {
-                guard let refusal = AppendRefusal(code: code, detail: try row.decode(3)) else {
+            if let code = try row.decode("refusal", as: String?.self) {
+                guard let refusal = AppendRefusal(code: code, detail: try row.decode("refusal_detail")) else {
                     throw EventStoreError.unreadableRow("liveline_append_batch refused a command with \(code)")
                 }
                 return .failure(refusal)
             }
-            return .success((try row.decode(0), Timestamp(try row.decode(1, as: PostgresTimestamp.self))))
+            return .success(
+                (try row.decode("first_position"), Timestamp(try row.decode("recorded_at", as: PostgresTimestamp.self)))
+            )
         }
     }
 
@@ -274,11 +278,15 @@ enum CommandQueries {
     static func idempotencyRecord(app: AppID, key: String, _ connection: Connection) throws -> IdempotencyRecord? {
         try connection.query(
             """
-            SELECT request_sha256, activity_id::text, outcome FROM idempotency_keys
+            SELECT request_sha256, activity_id::text AS activity_id, outcome FROM idempotency_keys
             WHERE app_id = \(app.rawValue) AND idempotency_key = \(key)
             """
         ).single.map { row in
-            try IdempotencyRecord(digest: try row.decode(0), activity: try row.decode(1), outcome: try row.decode(2))
+            try IdempotencyRecord(
+                digest: try row.decode("request_sha256"),
+                activity: try row.decode("activity_id"),
+                outcome: try row.decode("outcome")
+            )
         }
     }
 }

@@ -33,21 +33,24 @@ enum MigrationQueries {
     }
 
     static func tableExists(_ connection: Connection) throws -> Bool {
-        try connection.query("SELECT to_regclass('liveline_migrations') IS NOT NULL").single?.decode(0) ?? false
+        try exists("liveline_migrations", connection)
     }
 
     static func applied(_ connection: Connection) throws -> [AppliedMigration] {
         try connection.query("SELECT version, name, checksum FROM liveline_migrations ORDER BY version").map { row in
-            AppliedMigration(version: try row.decode(0), name: try row.decode(1), checksum: try row.decode(2))
+            AppliedMigration(
+                version: try row.decode("version"),
+                name: try row.decode("name"),
+                checksum: try row.decode("checksum")
+            )
         }
     }
 
     /// The checksum of each function definition applied, by name; none before the first.
     static func appliedFunctions(_ connection: Connection) throws -> [String: String] {
-        guard try connection.query("SELECT to_regclass('liveline_functions') IS NOT NULL").single?.decode(0) ?? false
-        else { return [:] }
+        guard try exists("liveline_functions", connection) else { return [:] }
         let rows = try connection.query("SELECT name, checksum FROM liveline_functions")
-        return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode(0), try $0.decode(1)) })
+        return Dictionary(uniqueKeysWithValues: try rows.map { (try $0.decode("name"), try $0.decode("checksum")) })
     }
 
     /// Records that `applied` were applied, and forgets definitions no longer among `current`.
@@ -75,5 +78,9 @@ enum MigrationQueries {
             VALUES (\(Int32(migration.version)), \(migration.name), \(migration.checksum))
             """
         )
+    }
+
+    private static func exists(_ table: String, _ connection: Connection) throws -> Bool {
+        try connection.query("SELECT to_regclass(\(table)) IS NOT NULL AS found").single?.decode("found") ?? false
     }
 }
