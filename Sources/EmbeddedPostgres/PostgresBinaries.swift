@@ -89,13 +89,16 @@ struct PostgresBinaries: Sendable {
         try output(program, arguments, acceptingExitCodes: acceptingExitCodes).status
     }
 
-    /// Runs a program to completion, as `run` does; returns what it printed too.
+    /// Runs a program to completion, as `run` does; returns what it printed too. Only the
+    /// server's programs run as the server's account; a client (`pg_dump`) runs as this process,
+    /// so that it can work in this process's directory.
     func output(
         _ program: Program,
         _ arguments: [String],
         acceptingExitCodes: Set<Int32> = [0]
     ) throws -> (status: Int32, output: String) {
         let executable = directory.appending(path: program.rawValue).path
+        let runAs = program == .pgDump ? nil : runAs
         let command = runAs.map { ["/usr/sbin/runuser", "-u", $0.name, "--", executable] } ?? [executable]
         let (status, output) = try ChildProcess.run(command + arguments)
         guard acceptingExitCodes.contains(status) else {

@@ -6,7 +6,7 @@ public import Foundation
 /// that every change to a table, index, view, trigger, grant or function shows as a diff in the
 /// commit that makes it. It is `pg_dump --schema-only` with what varies between machines and runs
 /// left out (the versions that made the dump, session settings, owners, the random key of
-/// `\restrict`) and each function's body replaced
+/// `\restrict`), without pg_dump's comments (which only name the statement below them), and each function's body replaced
 /// by its size and checksum: a body's text is reviewed in `migrations/functions/`, where it lives.
 public enum SchemaSnapshot {
     /// The committed snapshot.
@@ -29,6 +29,8 @@ public enum SchemaSnapshot {
         for line in withoutBodies.split(separator: "\n", omittingEmptySubsequences: false) {
             let varying = ["-- Dumped ", "SET ", "SELECT pg_catalog.set_config(", "\\restrict ", "\\unrestrict "]
             if varying.contains(where: { line.hasPrefix($0) }) { continue }
+            // pg_dump's comments: a frame of `--` lines naming the statement that follows.
+            if line == "--" || line.hasPrefix("-- Name: ") || line.hasPrefix("-- PostgreSQL database dump") { continue }
             if line.isEmpty && kept.last?.isEmpty == true { continue }
             kept.append(line)
         }

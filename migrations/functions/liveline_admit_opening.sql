@@ -75,3 +75,4 @@ BEGIN
     UPDATE global_open_stripes s SET open = s.open + 1 WHERE s.stripe = global_stripe;
 END
 $$;
+GRANT EXECUTE ON ROUTINE liveline_admit_opening TO liveline_service;

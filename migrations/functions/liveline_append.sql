@@ -102,4 +102,4 @@ BEGIN
     RETURN QUERY SELECT v_first, now();
 END
 $$;
-GRANT EXECUTE ON FUNCTION liveline_append TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_append TO liveline_service;

@@ -375,4 +375,4 @@ BEGIN
         FROM generate_series(1, v_count) AS c(i) ORDER BY c.i;
 END
 $$;
-GRANT EXECUTE ON FUNCTION liveline_append_batch TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_append_batch TO liveline_service;

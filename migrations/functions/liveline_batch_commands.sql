@@ -13,4 +13,4 @@ BEGIN
         WITH ORDINALITY;
 END
 $$;
-GRANT EXECUTE ON FUNCTION liveline_batch_commands TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_batch_commands TO liveline_service;

@@ -22,4 +22,4 @@ BEGIN
         WHERE app_id = p_app_id AND open_excess <> greatest(v_open - v_cap, 0);
 END
 $$;
-GRANT EXECUTE ON FUNCTION liveline_respread_app_cap TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_respread_app_cap TO liveline_service;

@@ -16,4 +16,4 @@ BEGIN
         WHERE open_excess <> greatest(v_open - v_cap, 0);
 END
 $$;
-GRANT EXECUTE ON FUNCTION liveline_respread_global_cap TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_respread_global_cap TO liveline_service;

@@ -20,4 +20,4 @@ BEGIN
     RETURN true;
 END
 $$;
-GRANT EXECUTE ON FUNCTION liveline_rules_unchanged TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_rules_unchanged TO liveline_service;

@@ -4,4 +4,4 @@
 CREATE OR REPLACE FUNCTION liveline_stable_position() RETURNS bigint LANGUAGE sql STABLE AS $$
     SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 16
 $$;
-GRANT EXECUTE ON FUNCTION liveline_stable_position TO liveline_service, liveline_dashboard;
+GRANT EXECUTE ON ROUTINE liveline_stable_position TO liveline_service, liveline_dashboard;

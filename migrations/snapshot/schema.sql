@@ -1,36 +1,16 @@
---
--- PostgreSQL database dump
---
-
---
--- Name: event_cause; Type: TYPE; Schema: public; Owner: -
---
-
 CREATE TYPE public.event_cause AS ENUM (
     'app',
     'device',
     'system'
 );
 
---
--- Name: liveline_id; Type: DOMAIN; Schema: public; Owner: -
---
-
 CREATE DOMAIN public.liveline_id AS text
 	CONSTRAINT liveline_id_check CHECK (((VALUE ~ '^[A-Za-z0-9._:-]+$'::text) AND (length(VALUE) <= 128)));
-
---
--- Name: liveline_admit_opening(text, text); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) RETURNS record
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 55 lines, sha256 3ac17ad9b778d620… $$;
-
---
--- Name: apps; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.apps (
     app_id public.liveline_id NOT NULL,
@@ -50,156 +30,80 @@ CREATE TABLE public.apps (
     CONSTRAINT apps_push_to_start_budget_per_hour_check CHECK ((push_to_start_budget_per_hour >= 1))
 );
 
---
--- Name: liveline_app_settings(public.apps); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
     LANGUAGE sql IMMUTABLE
     AS $$ body of 5 lines, sha256 7ab01cb283384ad9… $$;
 
---
--- Name: liveline_append(text, text, integer, jsonb, text[], jsonb[], text[], timestamp with time zone[], integer, text, bytea, jsonb); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
     LANGUAGE plpgsql
     AS $$ body of 86 lines, sha256 2658293fd1fc083b… $$;
-
---
--- Name: liveline_append_batch(text[], text[], integer[], jsonb[], integer[], text[], jsonb[], text[], timestamp with time zone[], integer[], text[], bytea[], jsonb[], text[], text[], text[], text[], jsonb[], timestamp with time zone[], text[], bytea[], jsonb[]); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 344 lines, sha256 fc0103b49b185fd6… $$;
 
---
--- Name: liveline_audit_apns_credentials(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 12 lines, sha256 2a7f655b59717768… $$;
-
---
--- Name: liveline_audit_app(); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_audit_app() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 20 lines, sha256 e5887620c7e7348d… $$;
 
---
--- Name: liveline_audit_broadcast_channel(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_audit_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 13 lines, sha256 3521ce0a53176d8f… $$;
-
---
--- Name: liveline_audit_key(); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_audit_key() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 10 lines, sha256 462f21e460e4ac25… $$;
 
---
--- Name: liveline_audit_limits(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_audit_limits() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 9 lines, sha256 a36113919601658e… $$;
-
---
--- Name: liveline_batch_commands(text[], text[], boolean[], text[], text[]); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) RETURNS TABLE(app_id text, activity_id text, is_request boolean, device_id text, idempotency_key text, n bigint)
     LANGUAGE plpgsql STABLE ROWS 1
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 6 lines, sha256 7d42739f5e1e77b0… $$;
 
---
--- Name: liveline_guard_broadcast_channel(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 12 lines, sha256 1ba0ff183520a065… $$;
-
---
--- Name: liveline_record_admin_change(text, text, jsonb); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_record_admin_change(p_action text, p_app_id text, p_details jsonb) RETURNS void
     LANGUAGE sql
     AS $$ body of 5 lines, sha256 92f3e7c10b9992db… $$;
 
---
--- Name: liveline_refuse_event_change(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_refuse_event_change() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 6 lines, sha256 a1342260e95fd521… $$;
-
---
--- Name: liveline_refuse_history_change(); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_refuse_history_change() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 6 lines, sha256 9c1c0c7b7df494a4… $$;
 
---
--- Name: liveline_respread_app_cap(text); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_respread_app_cap(p_app_id text) RETURNS void
     LANGUAGE plpgsql
     AS $$ body of 20 lines, sha256 716fc2ff1919baf9… $$;
 
---
--- Name: liveline_respread_global_cap(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_respread_global_cap() RETURNS void
     LANGUAGE plpgsql
     AS $$ body of 16 lines, sha256 e40d1245817f5fd6… $$;
-
---
--- Name: liveline_rules_unchanged(text[], bigint[]); Type: FUNCTION; Schema: public; Owner: -
---
 
 CREATE FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]) RETURNS boolean
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 19 lines, sha256 ffc7d35bfde5f92c… $$;
 
---
--- Name: liveline_spread_app_cap(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_spread_app_cap() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 6 lines, sha256 467cafb8a19cd1b8… $$;
 
---
--- Name: liveline_stable_position(); Type: FUNCTION; Schema: public; Owner: -
---
-
 CREATE FUNCTION public.liveline_stable_position() RETURNS bigint
     LANGUAGE sql STABLE
     AS $$ body of 3 lines, sha256 9fa1ea4dfb8302fe… $$;
-
---
--- Name: activities; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.activities (
     app_id public.liveline_id NOT NULL,
@@ -241,10 +145,6 @@ CREATE TABLE public.activities (
     CONSTRAINT activities_version_check CHECK ((version > 0))
 );
 
---
--- Name: activities_replay; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE UNLOGGED TABLE public.activities_replay (
     app_id text NOT NULL,
     activity_id text NOT NULL,
@@ -275,18 +175,10 @@ CREATE UNLOGGED TABLE public.activities_replay (
     global_stripe smallint
 );
 
---
--- Name: activities_replay_changes; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE UNLOGGED TABLE public.activities_replay_changes (
     app_id text NOT NULL,
     activity_id text NOT NULL
 );
-
---
--- Name: activities_replay_staged; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE UNLOGGED TABLE public.activities_replay_staged (
     app_id text NOT NULL,
@@ -318,10 +210,6 @@ CREATE UNLOGGED TABLE public.activities_replay_staged (
     global_stripe smallint
 );
 
---
--- Name: admin_changes; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.admin_changes (
     id bigint NOT NULL,
     occurred_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -334,10 +222,6 @@ CREATE TABLE public.admin_changes (
     CONSTRAINT admin_changes_details_check CHECK ((jsonb_typeof(details) = 'object'::text))
 );
 
---
--- Name: admin_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
 ALTER TABLE public.admin_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.admin_changes_id_seq
     START WITH 1
@@ -346,10 +230,6 @@ ALTER TABLE public.admin_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
     NO MAXVALUE
     CACHE 1
 );
-
---
--- Name: events; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.events (
     "position" bigint NOT NULL,
@@ -368,10 +248,6 @@ CREATE TABLE public.events (
     CONSTRAINT events_version_check CHECK ((version > 0))
 );
 
---
--- Name: alerts_per_minute; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.alerts_per_minute AS
  SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
     events.app_id,
@@ -379,10 +255,6 @@ CREATE VIEW public.alerts_per_minute AS
    FROM public.events
   WHERE ((events.type = 'activity.updated'::text) AND (events.data ? 'alert'::text))
   GROUP BY (date_trunc('minute'::text, events.occurred_at)), events.app_id;
-
---
--- Name: api_keys; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.api_keys (
     key_id uuid NOT NULL,
@@ -392,10 +264,6 @@ CREATE TABLE public.api_keys (
     revoked_at timestamp with time zone,
     CONSTRAINT api_keys_secret_sha256_check CHECK ((length(secret_sha256) = 32))
 );
-
---
--- Name: apns_credentials; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.apns_credentials (
     app_id public.liveline_id NOT NULL,
@@ -411,10 +279,6 @@ CREATE TABLE public.apns_credentials (
     CONSTRAINT apns_credentials_team_id_check CHECK ((team_id ~ '^[A-Z0-9]{10}$'::text))
 );
 
---
--- Name: app_open_stripes; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.app_open_stripes (
     app_id public.liveline_id NOT NULL,
     stripe smallint NOT NULL,
@@ -425,19 +289,11 @@ CREATE TABLE public.app_open_stripes (
     CONSTRAINT app_open_stripes_stripe_check CHECK (((stripe >= 0) AND (stripe <= 7)))
 );
 
---
--- Name: app_open_counts; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.app_open_counts AS
  SELECT app_open_stripes.app_id,
     (sum(app_open_stripes.open))::integer AS open
    FROM public.app_open_stripes
   GROUP BY app_open_stripes.app_id;
-
---
--- Name: broadcast_channels; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.broadcast_channels (
     app_id public.liveline_id NOT NULL,
@@ -451,10 +307,6 @@ CREATE TABLE public.broadcast_channels (
     CONSTRAINT broadcast_channels_message_storage_policy_check CHECK ((message_storage_policy = ANY (ARRAY['none'::text, 'mostRecent'::text])))
 );
 
---
--- Name: global_open_stripes; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.global_open_stripes (
     stripe smallint NOT NULL,
     capacity integer NOT NULL,
@@ -462,10 +314,6 @@ CREATE TABLE public.global_open_stripes (
     CONSTRAINT global_open_stripes_capacity_check CHECK ((capacity >= 0)),
     CONSTRAINT global_open_stripes_open_check CHECK ((open >= 0))
 );
-
---
--- Name: service_limits; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.service_limits (
     singleton boolean DEFAULT true NOT NULL,
@@ -475,10 +323,6 @@ CREATE TABLE public.service_limits (
     CONSTRAINT service_limits_open_excess_check CHECK ((open_excess >= 0)),
     CONSTRAINT service_limits_singleton_check CHECK (singleton)
 );
-
---
--- Name: cap_utilisation; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.cap_utilisation AS
  SELECT 'app'::text AS scope,
@@ -496,10 +340,6 @@ UNION ALL
     round(((100.0 * (sum(s.open))::numeric) / (NULLIF(max(l.global_max_open), 0))::numeric), 1) AS percent
    FROM (public.global_open_stripes s
      CROSS JOIN public.service_limits l);
-
---
--- Name: deliveries; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.deliveries (
     id bigint NOT NULL,
@@ -525,10 +365,6 @@ CREATE TABLE public.deliveries (
     CONSTRAINT deliveries_version_check CHECK ((version > 0))
 );
 
---
--- Name: deliveries_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
 ALTER TABLE public.deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.deliveries_id_seq
     START WITH 1
@@ -538,10 +374,6 @@ ALTER TABLE public.deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
---
--- Name: deliveries_per_minute; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.deliveries_per_minute AS
  SELECT date_trunc('minute'::text, deliveries.attempted_at) AS minute,
     deliveries.app_id,
@@ -549,10 +381,6 @@ CREATE VIEW public.deliveries_per_minute AS
     count(*) AS deliveries
    FROM public.deliveries
   GROUP BY (date_trunc('minute'::text, deliveries.attempted_at)), deliveries.app_id, deliveries.outcome;
-
---
--- Name: delivery_failures_by_reason; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.delivery_failures_by_reason AS
  SELECT date_trunc('minute'::text, deliveries.attempted_at) AS minute,
@@ -564,10 +392,6 @@ CREATE VIEW public.delivery_failures_by_reason AS
   WHERE ((deliveries.attempt > 0) AND (deliveries.outcome <> 'delivered'::text))
   GROUP BY (date_trunc('minute'::text, deliveries.attempted_at)), deliveries.app_id, deliveries.status, deliveries.reason;
 
---
--- Name: delivery_holds; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.delivery_holds (
     app_id public.liveline_id NOT NULL,
     activity_id public.liveline_id NOT NULL,
@@ -575,10 +399,6 @@ CREATE TABLE public.delivery_holds (
     starts_activity boolean NOT NULL,
     held_at timestamp with time zone DEFAULT now() NOT NULL
 );
-
---
--- Name: delivery_latency_per_minute; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.delivery_latency_per_minute AS
  SELECT date_trunc('minute'::text, d.attempted_at) AS minute,
@@ -591,10 +411,6 @@ CREATE VIEW public.delivery_latency_per_minute AS
   WHERE (d.outcome = 'delivered'::text)
   GROUP BY (date_trunc('minute'::text, d.attempted_at)), d.app_id;
 
---
--- Name: delivery_shards; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.delivery_shards (
     shard integer NOT NULL,
     "position" bigint NOT NULL,
@@ -602,10 +418,6 @@ CREATE TABLE public.delivery_shards (
     lease_expires_at timestamp with time zone,
     CONSTRAINT delivery_shards_shard_check CHECK ((shard >= 0))
 );
-
---
--- Name: delivery_suspensions; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.delivery_suspensions (
     id bigint NOT NULL,
@@ -616,10 +428,6 @@ CREATE TABLE public.delivery_suspensions (
     suspended_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
---
--- Name: delivery_suspensions_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
 ALTER TABLE public.delivery_suspensions ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.delivery_suspensions_id_seq
     START WITH 1
@@ -629,18 +437,10 @@ ALTER TABLE public.delivery_suspensions ALTER COLUMN id ADD GENERATED ALWAYS AS 
     CACHE 1
 );
 
---
--- Name: delivery_workers; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.delivery_workers (
     worker_id text NOT NULL,
     heartbeat_at timestamp with time zone NOT NULL
 );
-
---
--- Name: device_open_counts; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.device_open_counts (
     app_id public.liveline_id NOT NULL,
@@ -649,10 +449,6 @@ CREATE TABLE public.device_open_counts (
     CONSTRAINT device_open_counts_open_check CHECK ((open >= 0))
 );
 
---
--- Name: events_per_minute; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.events_per_minute AS
  SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
     events.app_id,
@@ -660,10 +456,6 @@ CREATE VIEW public.events_per_minute AS
     count(*) AS events
    FROM public.events
   GROUP BY (date_trunc('minute'::text, events.occurred_at)), events.app_id, events.type;
-
---
--- Name: idempotency_keys; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.idempotency_keys (
     app_id public.liveline_id NOT NULL,
@@ -675,10 +467,6 @@ CREATE TABLE public.idempotency_keys (
     CONSTRAINT idempotency_keys_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
     CONSTRAINT idempotency_keys_outcome_check CHECK ((jsonb_typeof(outcome) = 'object'::text))
 );
-
---
--- Name: push_token_invalidations; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.push_token_invalidations (
     id bigint NOT NULL,
@@ -692,10 +480,6 @@ CREATE TABLE public.push_token_invalidations (
     recorded_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
---
--- Name: invalidated_tokens_per_minute; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.invalidated_tokens_per_minute AS
  SELECT date_trunc('minute'::text, push_token_invalidations.recorded_at) AS minute,
     push_token_invalidations.app_id,
@@ -703,10 +487,6 @@ CREATE VIEW public.invalidated_tokens_per_minute AS
     count(*) AS tokens
    FROM public.push_token_invalidations
   GROUP BY (date_trunc('minute'::text, push_token_invalidations.recorded_at)), push_token_invalidations.app_id, push_token_invalidations.reason;
-
---
--- Name: liveline_activity_rows; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.liveline_activity_rows AS
  SELECT (activities.app_id)::text AS app_id,
@@ -736,16 +516,8 @@ CREATE VIEW public.liveline_activity_rows AS
     activities.priority_updates
    FROM public.activities;
 
---
--- Name: liveline_append_gate; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.liveline_append_gate (
 );
-
---
--- Name: liveline_functions; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.liveline_functions (
     name text NOT NULL,
@@ -753,20 +525,12 @@ CREATE TABLE public.liveline_functions (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
---
--- Name: liveline_migrations; Type: TABLE; Schema: public; Owner: -
---
-
 CREATE TABLE public.liveline_migrations (
     version integer NOT NULL,
     name text NOT NULL,
     checksum text NOT NULL,
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
-
---
--- Name: liveline_replay_rows; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.liveline_replay_rows AS
  SELECT activities_replay.app_id,
@@ -796,10 +560,6 @@ CREATE VIEW public.liveline_replay_rows AS
     activities_replay.priority_updates
    FROM public.activities_replay;
 
---
--- Name: open_activities; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.open_activities AS
  SELECT activities.app_id,
     activities.state,
@@ -807,10 +567,6 @@ CREATE VIEW public.open_activities AS
    FROM public.activities
   WHERE (activities.state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text]))
   GROUP BY activities.app_id, activities.state;
-
---
--- Name: push_to_start_token_changes; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.push_to_start_token_changes (
     id bigint NOT NULL,
@@ -830,10 +586,6 @@ CREATE TABLE public.push_to_start_token_changes (
     CONSTRAINT push_to_start_token_changes_token_check CHECK (((token ~ '^[!-~]+$'::text) AND (length(token) <= 512)))
 );
 
---
--- Name: push_to_start_token_changes_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
 ALTER TABLE public.push_to_start_token_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.push_to_start_token_changes_id_seq
     START WITH 1
@@ -842,10 +594,6 @@ ALTER TABLE public.push_to_start_token_changes ALTER COLUMN id ADD GENERATED ALW
     NO MAXVALUE
     CACHE 1
 );
-
---
--- Name: push_to_start_tokens; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.push_to_start_tokens AS
  SELECT registration.app_id,
@@ -870,10 +618,6 @@ CREATE VIEW public.push_to_start_tokens AS
            FROM public.push_to_start_token_changes later
           WHERE (((later.app_id)::text = (registration.app_id)::text) AND ((later.device_id)::text = (registration.device_id)::text) AND (later.activity_type = registration.activity_type) AND (later.id > registration.id) AND ((later.change = 'removed'::text) OR ((later.change = 'invalidated'::text) AND (later.token = registration.token) AND (later.invalid_since >= registration.changed_at)))))));
 
---
--- Name: push_token_invalidations_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
 ALTER TABLE public.push_token_invalidations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.push_token_invalidations_id_seq
     START WITH 1
@@ -882,10 +626,6 @@ ALTER TABLE public.push_token_invalidations ALTER COLUMN id ADD GENERATED ALWAYS
     NO MAXVALUE
     CACHE 1
 );
-
---
--- Name: rejections; Type: TABLE; Schema: public; Owner: -
---
 
 CREATE TABLE public.rejections (
     id bigint NOT NULL,
@@ -897,10 +637,6 @@ CREATE TABLE public.rejections (
     occurred_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
---
--- Name: rejections_id_seq; Type: SEQUENCE; Schema: public; Owner: -
---
-
 ALTER TABLE public.rejections ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.rejections_id_seq
     START WITH 1
@@ -910,10 +646,6 @@ ALTER TABLE public.rejections ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     CACHE 1
 );
 
---
--- Name: rejections_per_minute; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.rejections_per_minute AS
  SELECT date_trunc('minute'::text, rejections.occurred_at) AS minute,
     rejections.app_id,
@@ -921,10 +653,6 @@ CREATE VIEW public.rejections_per_minute AS
     count(*) AS rejections
    FROM public.rejections
   GROUP BY (date_trunc('minute'::text, rejections.occurred_at)), rejections.app_id, rejections.code;
-
---
--- Name: state_intervals; Type: VIEW; Schema: public; Owner: -
---
 
 CREATE VIEW public.state_intervals AS
  WITH transitions AS (
@@ -976,10 +704,6 @@ CREATE VIEW public.state_intervals AS
         END) - entered.entered_at) AS duration
    FROM entered;
 
---
--- Name: time_in_state; Type: VIEW; Schema: public; Owner: -
---
-
 CREATE VIEW public.time_in_state AS
  SELECT state_intervals.app_id,
     state_intervals.state,
@@ -990,846 +714,320 @@ CREATE VIEW public.time_in_state AS
   WHERE (state_intervals.state <> 'dismissed'::text)
   GROUP BY state_intervals.app_id, state_intervals.state;
 
---
--- Name: activities activities_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.activities
     ADD CONSTRAINT activities_pkey PRIMARY KEY (app_id, activity_id);
-
---
--- Name: activities_replay_changes activities_replay_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.activities_replay_changes
     ADD CONSTRAINT activities_replay_changes_pkey PRIMARY KEY (app_id, activity_id);
 
---
--- Name: activities_replay activities_replay_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.activities_replay
     ADD CONSTRAINT activities_replay_pkey PRIMARY KEY (app_id, activity_id);
-
---
--- Name: admin_changes admin_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.admin_changes
     ADD CONSTRAINT admin_changes_pkey PRIMARY KEY (id);
 
---
--- Name: api_keys api_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (key_id);
-
---
--- Name: api_keys api_keys_secret_sha256_key; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_secret_sha256_key UNIQUE (secret_sha256);
 
---
--- Name: apns_credentials apns_credentials_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.apns_credentials
     ADD CONSTRAINT apns_credentials_pkey PRIMARY KEY (app_id);
-
---
--- Name: app_open_stripes app_open_stripes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.app_open_stripes
     ADD CONSTRAINT app_open_stripes_pkey PRIMARY KEY (app_id, stripe);
 
---
--- Name: apps apps_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.apps
     ADD CONSTRAINT apps_pkey PRIMARY KEY (app_id);
-
---
--- Name: broadcast_channels broadcast_channels_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.broadcast_channels
     ADD CONSTRAINT broadcast_channels_pkey PRIMARY KEY (app_id, channel_id);
 
---
--- Name: deliveries deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.deliveries
     ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id);
-
---
--- Name: delivery_holds delivery_holds_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.delivery_holds
     ADD CONSTRAINT delivery_holds_pkey PRIMARY KEY (app_id, activity_id, "position");
 
---
--- Name: delivery_shards delivery_shards_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.delivery_shards
     ADD CONSTRAINT delivery_shards_pkey PRIMARY KEY (shard);
-
---
--- Name: delivery_suspensions delivery_suspensions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.delivery_suspensions
     ADD CONSTRAINT delivery_suspensions_pkey PRIMARY KEY (id);
 
---
--- Name: delivery_workers delivery_workers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.delivery_workers
     ADD CONSTRAINT delivery_workers_pkey PRIMARY KEY (worker_id);
-
---
--- Name: device_open_counts device_open_counts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.device_open_counts
     ADD CONSTRAINT device_open_counts_pkey PRIMARY KEY (app_id, device_id);
 
---
--- Name: events events_app_id_activity_id_version_key; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.events
     ADD CONSTRAINT events_app_id_activity_id_version_key UNIQUE (app_id, activity_id, version);
-
---
--- Name: events events_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.events
     ADD CONSTRAINT events_pkey PRIMARY KEY ("position");
 
---
--- Name: global_open_stripes global_open_stripes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.global_open_stripes
     ADD CONSTRAINT global_open_stripes_pkey PRIMARY KEY (stripe);
-
---
--- Name: idempotency_keys idempotency_keys_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (app_id, idempotency_key);
 
---
--- Name: liveline_functions liveline_functions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.liveline_functions
     ADD CONSTRAINT liveline_functions_pkey PRIMARY KEY (name);
-
---
--- Name: liveline_migrations liveline_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.liveline_migrations
     ADD CONSTRAINT liveline_migrations_pkey PRIMARY KEY (version);
 
---
--- Name: push_to_start_token_changes push_to_start_token_changes_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_pkey PRIMARY KEY (id);
-
---
--- Name: push_token_invalidations push_token_invalidations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.push_token_invalidations
     ADD CONSTRAINT push_token_invalidations_pkey PRIMARY KEY (id);
 
---
--- Name: rejections rejections_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.rejections
     ADD CONSTRAINT rejections_pkey PRIMARY KEY (id);
-
---
--- Name: service_limits service_limits_pkey; Type: CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.service_limits
     ADD CONSTRAINT service_limits_pkey PRIMARY KEY (singleton);
 
---
--- Name: activities_app_newest; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX activities_app_newest ON public.activities USING btree (app_id, requested_at DESC, activity_id);
-
---
--- Name: activities_app_state; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX activities_app_state ON public.activities USING btree (app_id, state, requested_at DESC, activity_id);
 
---
--- Name: activities_next_deadline; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX activities_next_deadline ON public.activities USING btree (next_deadline_at) WHERE (next_deadline_at IS NOT NULL);
-
---
--- Name: activities_open_by_device; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX activities_open_by_device ON public.activities USING btree (app_id, device_id) WHERE ((device_id IS NOT NULL) AND (state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text])));
 
---
--- Name: admin_changes_app_time; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX admin_changes_app_time ON public.admin_changes USING btree (app_id, occurred_at);
-
---
--- Name: api_keys_app; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX api_keys_app ON public.api_keys USING btree (app_id);
 
---
--- Name: broadcast_channels_open; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (app_id, created_at) WHERE (deleted_at IS NULL);
-
---
--- Name: deliveries_activity; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX deliveries_activity ON public.deliveries USING btree (app_id, activity_id, id);
 
---
--- Name: deliveries_attempted; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX deliveries_attempted ON public.deliveries USING btree (attempted_at);
-
---
--- Name: deliveries_position; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX deliveries_position ON public.deliveries USING btree ("position");
 
---
--- Name: delivery_suspensions_app; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
-
---
--- Name: events_app_position; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX events_app_position ON public.events USING btree (app_id, "position");
 
---
--- Name: events_remote_starts; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX events_remote_starts ON public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
-
---
--- Name: events_type_occurred; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX events_type_occurred ON public.events USING btree (type, occurred_at);
 
---
--- Name: push_to_start_token_changes_device; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
-
---
--- Name: push_token_invalidations_activity; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX push_token_invalidations_activity ON public.push_token_invalidations USING btree (app_id, activity_id);
 
---
--- Name: rejections_app_code_time; Type: INDEX; Schema: public; Owner: -
---
-
 CREATE INDEX rejections_app_code_time ON public.rejections USING btree (app_id, code, occurred_at);
-
---
--- Name: rejections_time; Type: INDEX; Schema: public; Owner: -
---
 
 CREATE INDEX rejections_time ON public.rejections USING btree (occurred_at);
 
---
--- Name: admin_changes admin_changes_no_truncate; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER admin_changes_no_truncate BEFORE TRUNCATE ON public.admin_changes FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
-
---
--- Name: admin_changes admin_changes_no_update_or_delete; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER admin_changes_no_update_or_delete BEFORE DELETE OR UPDATE ON public.admin_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
 
---
--- Name: api_keys api_keys_audit; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER api_keys_audit AFTER INSERT OR UPDATE ON public.api_keys FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_key();
-
---
--- Name: apns_credentials apns_credentials_audit; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER apns_credentials_audit AFTER INSERT OR DELETE OR UPDATE ON public.apns_credentials FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_apns_credentials();
 
---
--- Name: apps apps_audit; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER apps_audit AFTER INSERT OR UPDATE OF bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates, push_to_start_budget_per_hour ON public.apps FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_app();
-
---
--- Name: apps apps_spread_cap; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER apps_spread_cap AFTER INSERT OR UPDATE OF max_open ON public.apps FOR EACH ROW EXECUTE FUNCTION public.liveline_spread_app_cap();
 
---
--- Name: broadcast_channels broadcast_channels_audit; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER broadcast_channels_audit AFTER INSERT OR UPDATE ON public.broadcast_channels FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_broadcast_channel();
-
---
--- Name: broadcast_channels broadcast_channels_guard; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER broadcast_channels_guard BEFORE DELETE OR UPDATE ON public.broadcast_channels FOR EACH ROW EXECUTE FUNCTION public.liveline_guard_broadcast_channel();
 
---
--- Name: deliveries deliveries_append_only; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER deliveries_append_only BEFORE DELETE OR UPDATE ON public.deliveries FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
-
---
--- Name: delivery_suspensions delivery_suspensions_append_only; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER delivery_suspensions_append_only BEFORE DELETE OR UPDATE ON public.delivery_suspensions FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
---
--- Name: events events_no_truncate; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
-
---
--- Name: events events_no_update_or_delete; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER events_no_update_or_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
 
---
--- Name: push_to_start_token_changes push_to_start_token_changes_append_only; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER push_to_start_token_changes_append_only BEFORE DELETE OR UPDATE ON public.push_to_start_token_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
-
---
--- Name: push_token_invalidations push_token_invalidations_append_only; Type: TRIGGER; Schema: public; Owner: -
---
 
 CREATE TRIGGER push_token_invalidations_append_only BEFORE DELETE OR UPDATE ON public.push_token_invalidations FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
---
--- Name: service_limits service_limits_audit; Type: TRIGGER; Schema: public; Owner: -
---
-
 CREATE TRIGGER service_limits_audit AFTER UPDATE ON public.service_limits FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_limits();
-
---
--- Name: api_keys api_keys_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
---
--- Name: apns_credentials apns_credentials_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.apns_credentials
     ADD CONSTRAINT apns_credentials_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
-
---
--- Name: app_open_stripes app_open_stripes_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.app_open_stripes
     ADD CONSTRAINT app_open_stripes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
---
--- Name: broadcast_channels broadcast_channels_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.broadcast_channels
     ADD CONSTRAINT broadcast_channels_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
-
---
--- Name: delivery_suspensions delivery_suspensions_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.delivery_suspensions
     ADD CONSTRAINT delivery_suspensions_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
---
--- Name: device_open_counts device_open_counts_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.device_open_counts
     ADD CONSTRAINT device_open_counts_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
-
---
--- Name: events events_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.events
     ADD CONSTRAINT events_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
---
--- Name: idempotency_keys idempotency_keys_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
-
---
--- Name: push_to_start_token_changes push_to_start_token_changes_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
 
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
---
--- Name: rejections rejections_app_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
---
-
 ALTER TABLE ONLY public.rejections
     ADD CONSTRAINT rejections_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
---
--- Name: TABLE apps; Type: ACL; Schema: public; Owner: -
---
+GRANT ALL ON FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) TO liveline_service;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.apps TO liveline_service;
 
---
--- Name: COLUMN apps.app_id; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(app_id) ON TABLE public.apps TO liveline_dashboard;
-
---
--- Name: COLUMN apps.bundle_id; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(bundle_id) ON TABLE public.apps TO liveline_dashboard;
 
---
--- Name: COLUMN apps.max_open; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(max_open) ON TABLE public.apps TO liveline_dashboard;
-
---
--- Name: COLUMN apps.max_open_per_device; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(max_open_per_device) ON TABLE public.apps TO liveline_dashboard;
 
---
--- Name: COLUMN apps.priority_budget_per_hour; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(priority_budget_per_hour) ON TABLE public.apps TO liveline_dashboard;
-
---
--- Name: COLUMN apps.frequent_updates; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(frequent_updates) ON TABLE public.apps TO liveline_dashboard;
 
---
--- Name: COLUMN apps.created_at; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(created_at) ON TABLE public.apps TO liveline_dashboard;
-
---
--- Name: COLUMN apps.push_to_start_budget_per_hour; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(push_to_start_budget_per_hour) ON TABLE public.apps TO liveline_dashboard;
 
---
--- Name: FUNCTION liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb); Type: ACL; Schema: public; Owner: -
---
-
 GRANT ALL ON FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) TO liveline_service;
-
---
--- Name: FUNCTION liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]); Type: ACL; Schema: public; Owner: -
---
 
 GRANT ALL ON FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) TO liveline_service;
 
---
--- Name: FUNCTION liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]); Type: ACL; Schema: public; Owner: -
---
-
 GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) TO liveline_service;
-
---
--- Name: FUNCTION liveline_respread_app_cap(p_app_id text); Type: ACL; Schema: public; Owner: -
---
 
 GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
 
---
--- Name: FUNCTION liveline_respread_global_cap(); Type: ACL; Schema: public; Owner: -
---
-
 GRANT ALL ON FUNCTION public.liveline_respread_global_cap() TO liveline_service;
 
---
--- Name: FUNCTION liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]); Type: ACL; Schema: public; Owner: -
---
-
 GRANT ALL ON FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]) TO liveline_service;
-
---
--- Name: FUNCTION liveline_stable_position(); Type: ACL; Schema: public; Owner: -
---
 
 GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_service;
 GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_dashboard;
 
---
--- Name: TABLE activities; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.activities TO liveline_service;
 GRANT SELECT ON TABLE public.activities TO liveline_dashboard;
 
---
--- Name: TABLE activities_replay; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,TRUNCATE,UPDATE ON TABLE public.activities_replay TO liveline_service;
-
---
--- Name: TABLE activities_replay_changes; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,DELETE,TRUNCATE,UPDATE ON TABLE public.activities_replay_changes TO liveline_service;
 
---
--- Name: TABLE activities_replay_staged; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,TRUNCATE ON TABLE public.activities_replay_staged TO liveline_service;
-
---
--- Name: TABLE admin_changes; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT ON TABLE public.admin_changes TO liveline_service;
 GRANT SELECT ON TABLE public.admin_changes TO liveline_dashboard;
 
---
--- Name: TABLE events; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT ON TABLE public.events TO liveline_service;
 GRANT SELECT ON TABLE public.events TO liveline_dashboard;
 
---
--- Name: TABLE alerts_per_minute; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.alerts_per_minute TO liveline_dashboard;
-
---
--- Name: TABLE api_keys; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.api_keys TO liveline_service;
 
---
--- Name: TABLE apns_credentials; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.apns_credentials TO liveline_service;
-
---
--- Name: COLUMN apns_credentials.app_id; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(app_id) ON TABLE public.apns_credentials TO liveline_dashboard;
 
---
--- Name: COLUMN apns_credentials.team_id; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(team_id) ON TABLE public.apns_credentials TO liveline_dashboard;
-
---
--- Name: COLUMN apns_credentials.key_id; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(key_id) ON TABLE public.apns_credentials TO liveline_dashboard;
 
---
--- Name: COLUMN apns_credentials.environment; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(environment) ON TABLE public.apns_credentials TO liveline_dashboard;
-
---
--- Name: COLUMN apns_credentials.public_key_sha256; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT(public_key_sha256) ON TABLE public.apns_credentials TO liveline_dashboard;
 
---
--- Name: COLUMN apns_credentials.updated_at; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT(updated_at) ON TABLE public.apns_credentials TO liveline_dashboard;
-
---
--- Name: TABLE app_open_stripes; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.app_open_stripes TO liveline_service;
 GRANT SELECT ON TABLE public.app_open_stripes TO liveline_dashboard;
 
---
--- Name: TABLE app_open_counts; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.app_open_counts TO liveline_dashboard;
 GRANT SELECT ON TABLE public.app_open_counts TO liveline_service;
-
---
--- Name: TABLE broadcast_channels; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT ON TABLE public.broadcast_channels TO liveline_service;
 GRANT SELECT ON TABLE public.broadcast_channels TO liveline_dashboard;
 
---
--- Name: COLUMN broadcast_channels.deleted_at; Type: ACL; Schema: public; Owner: -
---
-
 GRANT UPDATE(deleted_at) ON TABLE public.broadcast_channels TO liveline_service;
-
---
--- Name: TABLE global_open_stripes; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.global_open_stripes TO liveline_service;
 GRANT SELECT ON TABLE public.global_open_stripes TO liveline_dashboard;
 
---
--- Name: TABLE service_limits; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.service_limits TO liveline_service;
 GRANT SELECT ON TABLE public.service_limits TO liveline_dashboard;
 
---
--- Name: TABLE cap_utilisation; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.cap_utilisation TO liveline_dashboard;
-
---
--- Name: TABLE deliveries; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT ON TABLE public.deliveries TO liveline_service;
 GRANT SELECT ON TABLE public.deliveries TO liveline_dashboard;
 
---
--- Name: TABLE deliveries_per_minute; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.deliveries_per_minute TO liveline_dashboard;
 
---
--- Name: TABLE delivery_failures_by_reason; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.delivery_failures_by_reason TO liveline_dashboard;
-
---
--- Name: TABLE delivery_holds; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,DELETE ON TABLE public.delivery_holds TO liveline_service;
 GRANT SELECT ON TABLE public.delivery_holds TO liveline_dashboard;
 
---
--- Name: TABLE delivery_latency_per_minute; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.delivery_latency_per_minute TO liveline_dashboard;
-
---
--- Name: TABLE delivery_shards; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,UPDATE ON TABLE public.delivery_shards TO liveline_service;
 GRANT SELECT ON TABLE public.delivery_shards TO liveline_dashboard;
 
---
--- Name: TABLE delivery_suspensions; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT ON TABLE public.delivery_suspensions TO liveline_service;
 GRANT SELECT ON TABLE public.delivery_suspensions TO liveline_dashboard;
 
---
--- Name: TABLE delivery_workers; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.delivery_workers TO liveline_service;
-
---
--- Name: TABLE device_open_counts; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_open_counts TO liveline_service;
 GRANT SELECT ON TABLE public.device_open_counts TO liveline_dashboard;
 
---
--- Name: TABLE events_per_minute; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.events_per_minute TO liveline_dashboard;
 
---
--- Name: TABLE idempotency_keys; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.idempotency_keys TO liveline_service;
-
---
--- Name: TABLE push_token_invalidations; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT ON TABLE public.push_token_invalidations TO liveline_service;
 GRANT SELECT ON TABLE public.push_token_invalidations TO liveline_dashboard;
 
---
--- Name: TABLE invalidated_tokens_per_minute; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.invalidated_tokens_per_minute TO liveline_dashboard;
-
---
--- Name: TABLE liveline_activity_rows; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT ON TABLE public.liveline_activity_rows TO liveline_service;
 
---
--- Name: TABLE liveline_append_gate; Type: ACL; Schema: public; Owner: -
---
-
 GRANT UPDATE ON TABLE public.liveline_append_gate TO liveline_service;
-
---
--- Name: TABLE liveline_migrations; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT ON TABLE public.liveline_migrations TO liveline_service;
 
---
--- Name: TABLE liveline_replay_rows; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.liveline_replay_rows TO liveline_service;
 
---
--- Name: TABLE open_activities; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.open_activities TO liveline_dashboard;
-
---
--- Name: TABLE push_to_start_token_changes; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT ON TABLE public.push_to_start_token_changes TO liveline_service;
 GRANT SELECT ON TABLE public.push_to_start_token_changes TO liveline_dashboard;
 
---
--- Name: TABLE push_to_start_tokens; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.push_to_start_tokens TO liveline_service;
 GRANT SELECT ON TABLE public.push_to_start_tokens TO liveline_dashboard;
-
---
--- Name: TABLE rejections; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.rejections TO liveline_service;
 GRANT SELECT ON TABLE public.rejections TO liveline_dashboard;
 
---
--- Name: TABLE rejections_per_minute; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.rejections_per_minute TO liveline_dashboard;
-
---
--- Name: TABLE state_intervals; Type: ACL; Schema: public; Owner: -
---
 
 GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
 
---
--- Name: TABLE time_in_state; Type: ACL; Schema: public; Owner: -
---
-
 GRANT SELECT ON TABLE public.time_in_state TO liveline_dashboard;
-
---
--- PostgreSQL database dump complete
---
