@@ -73,7 +73,7 @@ struct LocalAPNsCommandTests {
             ]
         )
         defer { server.terminate() }
-        try await Self.waitFor("the update reaches the local APNs", in: apns) {
+        try await Self.waitFor("the update reaches the local APNs", in: apns, server: server) {
             $0.contains("local APNs → device 00000000…") && $0.contains(#""content-state":{"stage":"on the way"}"#)
         }
         server.terminate()
@@ -119,10 +119,12 @@ struct LocalAPNsCommandTests {
         }
     }
 
-    /// Waits (up to a minute) until what `process` printed satisfies `condition`.
+    /// Waits (up to a minute) until what `process` printed satisfies `condition`; when it does
+    /// not, records what it and `server` printed.
     private static func waitFor(
         _ what: String,
         in process: LivelineProcess,
+        server: LivelineProcess? = nil,
         _ condition: (String) -> Bool
     ) async throws {
         for _ in 0..<600 {
@@ -130,6 +132,12 @@ struct LocalAPNsCommandTests {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("not within a minute: \(what)\n\(process.outputSoFar)\n\(process.errorsSoFar)")
+        Issue.record(
+            """
+            not within a minute: \(what)
+            \(process.outputSoFar)\n\(process.errorsSoFar)
+            the server: \(server?.outputSoFar ?? "")\n\(server?.errorsSoFar ?? "")
+            """
+        )
     }
 }

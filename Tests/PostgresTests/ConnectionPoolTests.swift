@@ -1,6 +1,7 @@
 import EmbeddedPostgres
 import Foundation
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -62,11 +63,21 @@ struct ConnectionPoolTests {
     @Test("a cancelled waiter leaves the queue without taking a connection")
     func cancelledWaiter() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 1, checkoutTimeout: .seconds(10)) { pool in
-            let holder = await hold(pool, seconds: 1.5)
+            // The connection is held until the waiter has been cancelled, however slow the machine.
+            let released = Released()
+            let (holding, held) = AsyncStream.makeStream(of: Void.self)
+            let holder = Task {
+                try await pool.withConnection { connection in
+                    held.yield()
+                    while !released.value { try connection.execute("SELECT pg_sleep(0.01)") }
+                }
+            }
+            for await _ in holding { break }
             let waiter = Task { try await pool.withConnection { try $0.execute("SELECT 1") } }
             try await Task.sleep(for: .milliseconds(50))
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
+            released.release()
             try await holder.value
             let one: Int? = try await pool.withConnection { try $0.query("SELECT 1").single?.decode(0) }
             #expect(one == 1)
@@ -233,4 +244,12 @@ struct ConnectionPoolTests {
         for await _ in holding { break }
         return holder
     }
+}
+
+/// Whether a held connection may be given back.
+private final class Released: Sendable {
+    private let released = Mutex(false)
+
+    func release() { released.withLock { $0 = true } }
+    var value: Bool { released.withLock { $0 } }
 }

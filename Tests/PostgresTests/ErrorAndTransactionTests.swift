@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -70,14 +71,17 @@ struct ErrorAndTransactionTests {
     func serializationFailure() async throws {
         try await TestDatabase.withPool(database, maximumConnections: 2) { pool in
             try await pool.withConnection { try $0.execute("INSERT INTO items VALUES (100, 'x')") }
-            // Both read the row, then both write it: the second committer must fail.
+            // Both read the row, then both write it: the second committer must fail. Neither writes
+            // before both have read, however slow the machine.
+            let read = Count()
             let results = await withTaskGroup(of: (any Error)?.self) { group in
                 for label in ["first", "second"] {
                     group.addTask {
                         do {
                             try await pool.withTransaction(isolation: .serializable) { connection in
                                 _ = try connection.query("SELECT label FROM items WHERE id = 100")
-                                try connection.execute("SELECT pg_sleep(0.3)")
+                                read.add()
+                                while read.value < 2 { usleep(10_000) }
                                 try connection.execute("UPDATE items SET label = \(label) WHERE id = 100")
                             }
                             return nil
@@ -164,4 +168,12 @@ struct ErrorAndTransactionTests {
             #expect(one == 1)
         }
     }
+}
+
+/// A count that tasks share.
+private final class Count: Sendable {
+    private let count = Mutex(0)
+
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -68,8 +68,8 @@ enum ReadingQueries {
             """
         ).map { row in
             StreamID(
-                app: AppID(uncheckedRawValue: try row.decode(0)),
-                activity: ActivityID(uncheckedRawValue: try row.decode(1))
+                app: AppID(uncheckedRawValue: try row.decode("app_id")),
+                activity: ActivityID(uncheckedRawValue: try row.decode("activity_id"))
             )
         }
     }
@@ -126,7 +126,8 @@ enum ReadingQueries {
     }
 
     static func lastPosition(_ connection: Connection) throws -> Int64 {
-        try connection.query("SELECT coalesce(max(position), 0)::bigint FROM events").single?.decode(0) ?? 0
+        try connection.query("SELECT coalesce(max(position), 0)::bigint AS last FROM events").single?.decode("last")
+            ?? 0
     }
 
     static func rejections(
@@ -146,11 +147,11 @@ enum ReadingQueries {
         ).map { row in
             RecordedRejection(
                 app: app,
-                activity: try row.decode(0),
-                command: try row.decode(1),
-                code: try row.decode(2),
-                details: try details(row.decode(3, as: JSONB.self)),
-                occurredAt: Timestamp(try row.decode(4, as: PostgresTimestamp.self))
+                activity: try row.decode("activity_id"),
+                command: try row.decode("command"),
+                code: try row.decode("code"),
+                details: try details(row.decode("details", as: JSONB.self)),
+                occurredAt: Timestamp(try row.decode("occurred_at", as: PostgresTimestamp.self))
             )
         }
     }
@@ -159,12 +160,12 @@ enum ReadingQueries {
         var counts: [ActivityState: Int] = [:]
         for row in try connection.query(
             """
-            SELECT state::text, count(*) FROM activities
+            SELECT state::text AS state, count(*) AS activities FROM activities
             WHERE state IN ('pending', 'active', 'stale') GROUP BY state
             """
         ) {
-            guard let state = ActivityState(rawValue: try row.decode(0)) else { continue }
-            counts[state] = try row.decode(1)
+            guard let state = ActivityState(rawValue: try row.decode("state")) else { continue }
+            counts[state] = try row.decode("activities")
         }
         return counts
     }
