@@ -111,6 +111,16 @@ public struct PostgresRow {
         try rows.decode(type, row: index, column: column)
     }
 
+    /// Decodes the value of `column`, one of the columns a statement selected, in order, with
+    /// `\(columnsOf:)`.
+    @inlinable
+    public func decode<T: PostgresDecodable, Column: SQLColumns & RawRepresentable<Int>>(
+        _ column: Column,
+        as type: T.Type = T.self
+    ) throws -> T {
+        try rows.decode(type, row: index, column: column.rawValue)
+    }
+
     /// Decodes the value of the named column.
     public func decode<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {
         guard let position = rows.columnIndex(named: column) else {

@@ -41,7 +41,7 @@ CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expe
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 344 lines, sha256 fc0103b49b185fd6… $$;
+    AS $$ body of 177 lines, sha256 398dc9813bc36f34… $$;
 
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
@@ -63,10 +63,46 @@ CREATE FUNCTION public.liveline_audit_limits() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 9 lines, sha256 a36113919601658e… $$;
 
+CREATE FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[], p_devices_locked boolean) RETURNS TABLE(i integer, app_stripe smallint, global_stripe smallint, refusal text, refusal_detail text)
+    LANGUAGE plpgsql
+    AS $$ body of 23 lines, sha256 e8fb729cd00c5007… $$;
+
+CREATE FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], p_stripe_app_ids text[], p_stripes smallint[], p_stripe_tids tid[], p_stripe_openings integer[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
+    LANGUAGE plpgsql
+    AS $$ body of 48 lines, sha256 abc0f67813185869… $$;
+
+CREATE FUNCTION public.liveline_batch_claim_stripes(p_app_ids text[], p_expected_versions integer[], OUT app_ids text[], OUT stripes smallint[], OUT tids tid[], OUT openings integer[]) RETURNS record
+    LANGUAGE plpgsql
+    AS $$ body of 21 lines, sha256 431339ba04141c1e… $$;
+
 CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) RETURNS TABLE(app_id text, activity_id text, is_request boolean, device_id text, idempotency_key text, n bigint)
     LANGUAGE plpgsql STABLE ROWS 1
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 6 lines, sha256 7d42739f5e1e77b0… $$;
+
+CREATE FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 8 lines, sha256 5fcfc88b6a986098… $$;
+
+CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[]) RETURNS record
+    LANGUAGE plpgsql
+    AS $$ body of 9 lines, sha256 d1f5c768ab2365db… $$;
+
+CREATE FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 31 lines, sha256 d0f8a1844b09ad74… $$;
+
+CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_key_app_ids text[], p_keys text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 13 lines, sha256 8340eb4643223d7a… $$;
+
+CREATE FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 11 lines, sha256 4b25e90ddc4b07f8… $$;
+
+CREATE FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 15 lines, sha256 684a144aa05f0097… $$;
 
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
@@ -912,7 +948,25 @@ GRANT ALL ON FUNCTION public.liveline_append(p_app_id text, p_activity_id text, 
 
 GRANT ALL ON FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) TO liveline_service;
 
+GRANT ALL ON FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[], p_devices_locked boolean) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], p_stripe_app_ids text[], p_stripes smallint[], p_stripe_tids tid[], p_stripe_openings integer[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_claim_stripes(p_app_ids text[], p_expected_versions integer[], OUT app_ids text[], OUT stripes smallint[], OUT tids tid[], OUT openings integer[]) TO liveline_service;
+
 GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_key_app_ids text[], p_keys text[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
 

@@ -23,7 +23,8 @@ enum LineageQueries {
             let slot = remoteStart.slot
             deaths += try connection.query(
                 """
-                SELECT token, status, reason, invalid_since, changed_at FROM push_to_start_token_changes
+                SELECT token AS device_token, status, reason, invalid_since, changed_at AS recorded_at
+                FROM push_to_start_token_changes
                 WHERE app_id = \(slot.app.rawValue) AND device_id = \(slot.device.rawValue)
                     AND activity_type = \(slot.activityType) AND change = 'invalidated' AND token = \(remoteStart.token)
                     AND changed_at >= \(PostgresTimestamp(remoteStart.requestedAt))
@@ -36,11 +37,11 @@ enum LineageQueries {
 
     private static func death(_ row: PostgresRow) throws -> TokenLineage.TokenDeath {
         TokenLineage.TokenDeath(
-            token: try row.decode(0),
-            status: try row.decode(1),
-            reason: try row.decode(2),
-            invalidSince: Timestamp(try row.decode(3, as: PostgresTimestamp.self)),
-            recordedAt: Timestamp(try row.decode(4, as: PostgresTimestamp.self))
+            token: try row.decode("device_token"),
+            status: try row.decode("status"),
+            reason: try row.decode("reason"),
+            invalidSince: Timestamp(try row.decode("invalid_since", as: PostgresTimestamp.self)),
+            recordedAt: Timestamp(try row.decode("recorded_at", as: PostgresTimestamp.self))
         )
     }
 }

@@ -63,7 +63,7 @@ extension DeliveryQueries {
             RETURNING shard, position
             """
         ) {
-            claimed[try row.decode(0, as: Int.self)] = try row.decode(1, as: Int64.self)
+            claimed[try row.decode("shard", as: Int.self)] = try row.decode("position", as: Int64.self)
         }
         return claimed
     }

@@ -116,19 +116,16 @@ enum DeliveryQueries {
         var interrupted: Set<Int64> = []
         for row in try connection.query(
             """
-            SELECT position, app_id, activity_id, (array_agg(outcome ORDER BY id DESC))[1] = 'sending' FROM deliveries
+            SELECT position, app_id, activity_id, (array_agg(outcome ORDER BY id DESC))[1] = 'sending' AS interrupted
+            FROM deliveries
             WHERE position > \(position) AND outcome <> 'retrying'
             GROUP BY position, app_id, activity_id
             """
         ) {
-            let stream = StreamID(
-                app: AppID(uncheckedRawValue: try row.decode(1)),
-                activity: ActivityID(uncheckedRawValue: try row.decode(2))
-            )
-            guard shards.contains(DeliveryShard.of(stream)) else { continue }
-            let found = try row.decode(0, as: Int64.self)
+            guard shards.contains(DeliveryShard.of(try StreamID(row: row))) else { continue }
+            let found = try row.decode("position", as: Int64.self)
             settled.insert(found)
-            if try row.decode(3, as: Bool.self) { interrupted.insert(found) }
+            if try row.decode("interrupted", as: Bool.self) { interrupted.insert(found) }
         }
         return (settled, interrupted)
     }
@@ -156,18 +153,14 @@ enum DeliveryQueries {
         }
         for row in try connection.query(
             """
-            SELECT i.app_id, i.activity_id, i.device_token, max(i.invalid_since)
+            SELECT i.app_id, i.activity_id, i.device_token, max(i.invalid_since) AS invalid_since
             FROM unnest(\(apps), \(activities)) AS w(app_id, activity_id)
             JOIN push_token_invalidations i ON i.app_id = w.app_id AND i.activity_id = w.activity_id
             GROUP BY 1, 2, 3
             """
         ) {
-            let stream = StreamID(
-                app: AppID(uncheckedRawValue: try row.decode(0)),
-                activity: ActivityID(uncheckedRawValue: try row.decode(1))
-            )
-            histories.invalidations[stream, default: [:]][try row.decode(2)] = Timestamp(
-                try row.decode(3, as: PostgresTimestamp.self)
+            histories.invalidations[try StreamID(row: row), default: [:]][try row.decode("device_token")] = Timestamp(
+                try row.decode("invalid_since", as: PostgresTimestamp.self)
             )
         }
         return histories
@@ -182,19 +175,17 @@ enum DeliveryQueries {
                 h.starts_activity AND coalesce((
                     SELECT d.outcome = 'sending' FROM deliveries d
                     WHERE d.position = h.position AND d.outcome <> 'retrying' ORDER BY d.id DESC LIMIT 1), false)
+                AS under_way
             FROM delivery_holds h
             """
         ).compactMap { row in
-            let stream = StreamID(
-                app: AppID(uncheckedRawValue: try row.decode(0)),
-                activity: ActivityID(uncheckedRawValue: try row.decode(1))
-            )
+            let stream = try StreamID(row: row)
             guard shards.contains(DeliveryShard.of(stream)) else { return nil }
             return Hold(
                 stream: stream,
-                position: try row.decode(2),
-                startsActivity: try row.decode(3),
-                underWay: try row.decode(4)
+                position: try row.decode("position"),
+                startsActivity: try row.decode("starts_activity"),
+                underWay: try row.decode("under_way")
             )
         }
     }
@@ -207,17 +198,17 @@ enum DeliveryQueries {
     ) throws -> (bundleID: String, credentialsUpdatedAt: Timestamp?, suspendedCredentials: Timestamp?)? {
         try connection.query(
             """
-            SELECT a.bundle_id, c.updated_at,
+            SELECT a.bundle_id, c.updated_at AS credentials_updated_at,
                 (SELECT s.credentials_updated_at FROM delivery_suspensions s WHERE s.app_id = a.app_id
-                 ORDER BY s.id DESC LIMIT 1)
+                 ORDER BY s.id DESC LIMIT 1) AS suspended_credentials
             FROM apps a LEFT JOIN apns_credentials c ON c.app_id = a.app_id
             WHERE a.app_id = \(app.rawValue)
             """
         ).single.map { row in
             (
-                try row.decode(0),
-                try row.decode(1, as: PostgresTimestamp?.self).map(Timestamp.init),
-                try row.decode(2, as: PostgresTimestamp?.self).map(Timestamp.init)
+                try row.decode("bundle_id"),
+                try row.decode("credentials_updated_at", as: PostgresTimestamp?.self).map(Timestamp.init),
+                try row.decode("suspended_credentials", as: PostgresTimestamp?.self).map(Timestamp.init)
             )
         }
     }
@@ -232,23 +223,24 @@ enum DeliveryQueries {
             ORDER BY id DESC LIMIT \(limit)
             """
         ).map { row in
-            guard let outcome = DeliveryRecord.Outcome(rawValue: try row.decode(2)) else {
-                throw EventStoreError.unreadableRow("deliveries: outcome \(try row.decode(2, as: String.self))")
+            let outcome: String = try row.decode("outcome")
+            guard let known = DeliveryRecord.Outcome(rawValue: outcome) else {
+                throw EventStoreError.unreadableRow("deliveries: outcome \(outcome)")
             }
             return DeliveryRecord(
-                position: try row.decode(0),
+                position: try row.decode("position"),
                 stream: stream,
-                version: try row.decode(1),
-                outcome: outcome,
-                attempt: try row.decode(3),
-                apnsID: try row.decode(4),
-                deviceToken: try row.decode(5),
-                channelID: try row.decode(11),
-                priority: try row.decode(6, as: Int?.self).flatMap(Priority.init(rawValue:)),
-                status: try row.decode(7),
-                reason: try row.decode(8),
-                latency: try row.decode(9, as: Int64?.self).map { .microseconds($0) },
-                attemptedAt: Timestamp(try row.decode(10, as: PostgresTimestamp.self))
+                version: try row.decode("version"),
+                outcome: known,
+                attempt: try row.decode("attempt"),
+                apnsID: try row.decode("apns_id"),
+                deviceToken: try row.decode("device_token"),
+                channelID: try row.decode("channel_id"),
+                priority: try row.decode("priority", as: Int?.self).flatMap(Priority.init(rawValue:)),
+                status: try row.decode("status"),
+                reason: try row.decode("reason"),
+                latency: try row.decode("latency_us", as: Int64?.self).map { .microseconds($0) },
+                attemptedAt: Timestamp(try row.decode("attempted_at", as: PostgresTimestamp.self))
             )
         }
     }

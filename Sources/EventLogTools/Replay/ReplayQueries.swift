@@ -44,12 +44,7 @@ enum ReplayQueries {
               AND NOT pg_visible_in_snapshot(transaction_id, \(snapshot)::pg_snapshot)
               AND (\(app?.rawValue)::text IS NULL OR app_id = \(app?.rawValue))
             """
-        ).map { row in
-            StreamID(
-                app: AppID(uncheckedRawValue: try row.decode(0)),
-                activity: ActivityID(uncheckedRawValue: try row.decode(1))
-            )
-        }
+        ).map(StreamID.init(row:))
     }
 
     /// Sends rebuilt rows (`ProjectionRow.copy`) to `activities_replay`, or to the staging table
@@ -124,11 +119,9 @@ enum ReplayQueries {
             ORDER BY c.app_id, c.activity_id LIMIT \(limit)
             """
         ).map { row in
+            // The first `app_id` and `activity_id` are the change's, present when either row is not.
             ProjectionMismatch(
-                stream: StreamID(
-                    app: AppID(uncheckedRawValue: try row.decode(0)),
-                    activity: ActivityID(uncheckedRawValue: try row.decode(1))
-                ),
+                stream: try StreamID(row: row),
                 rebuilt: try ProjectionRow.stored(from: row, at: 2),
                 live: try ProjectionRow.stored(from: row, at: 2 + ProjectionRow.columnCount)
             )
@@ -169,10 +162,10 @@ enum ReplayQueries {
             """
         ).map { row in
             OpenCountMismatch(
-                app: try row.decode(0, as: String?.self).map(AppID.init(uncheckedRawValue:)),
-                device: try row.decode(1, as: String?.self).map(DeviceID.init(uncheckedRawValue:)),
-                rebuilt: try row.decode(2),
-                live: try row.decode(3)
+                app: try row.decode("app_id", as: String?.self).map(AppID.init(uncheckedRawValue:)),
+                device: try row.decode("device_id", as: String?.self).map(DeviceID.init(uncheckedRawValue:)),
+                rebuilt: try row.decode("rebuilt"),
+                live: try row.decode("live")
             )
         }
     }

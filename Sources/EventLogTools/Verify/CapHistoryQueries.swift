@@ -23,30 +23,30 @@ enum CapHistoryQueries {
     static func capChanges(_ connection: Connection) throws -> [RecordedCapChange] {
         try connection.query(
             """
-            SELECT pg_xact_commit_timestamp(c.transaction_id::xid), c.app_id::text, s.setting,
-                   c.action = 'app.created',
-                   CASE WHEN c.action = 'app.created' THEN NULL ELSE (s.value ->> 'from')::integer END,
-                   (CASE WHEN c.action = 'app.created' THEN s.value ELSE s.value -> 'to' END #>> '{}')::integer
+            SELECT pg_xact_commit_timestamp(c.transaction_id::xid) AS committed_at, c.app_id::text, s.setting,
+                   c.action = 'app.created' AS creation,
+                   CASE WHEN c.action = 'app.created' THEN NULL ELSE (s.value ->> 'from')::integer END AS previous,
+                   (CASE WHEN c.action = 'app.created' THEN s.value ELSE s.value -> 'to' END #>> '{}')::integer AS limit
             FROM admin_changes c CROSS JOIN LATERAL jsonb_each(c.details) AS s(setting, value)
             WHERE c.action IN ('app.created', 'app.updated', 'limits.updated')
               AND s.setting IN ('maxOpen', 'maxOpenPerDevice', 'globalMaxOpen')
             ORDER BY 1 NULLS FIRST, c.id
             """
         ).map { row in
-            let app = try row.decode(1, as: String?.self).map(AppID.init(uncheckedRawValue:))
+            let app = try row.decode("app_id", as: String?.self).map(AppID.init(uncheckedRawValue:))
             let cap: CapHistoryEntry.Cap =
-                switch (try row.decode(2, as: String.self), app) {
+                switch (try row.decode("setting", as: String.self), app) {
                 case ("maxOpen", let app?): .app(app)
                 case ("maxOpenPerDevice", let app?): .perDevice(app)
                 default: .global
                 }
             return RecordedCapChange(
                 entry: CapHistoryEntry(
-                    committedAt: try row.decode(0, as: PostgresTimestamp?.self).map(Timestamp.init),
-                    change: .capSet(cap, limit: try row.decode(5, as: Int32?.self).map(Int.init))
+                    committedAt: try row.decode("committed_at", as: PostgresTimestamp?.self).map(Timestamp.init),
+                    change: .capSet(cap, limit: try row.decode("limit", as: Int32?.self).map(Int.init))
                 ),
-                previous: try row.decode(4, as: Int32?.self).map(Int.init),
-                creation: try row.decode(3)
+                previous: try row.decode("previous", as: Int32?.self).map(Int.init),
+                creation: try row.decode("creation")
             )
         }
     }
@@ -67,9 +67,12 @@ enum CapHistoryQueries {
         limits.updateValue(Int(global), forKey: .global)
         for row in try connection.query("SELECT app_id::text, max_open, max_open_per_device FROM apps ORDER BY app_id")
         {
-            let app = AppID(uncheckedRawValue: try row.decode(0))
-            limits.updateValue(Int(try row.decode(1, as: Int32.self)), forKey: .app(app))
-            limits.updateValue(try row.decode(2, as: Int32?.self).map(Int.init), forKey: .perDevice(app))
+            let app = AppID(uncheckedRawValue: try row.decode("app_id"))
+            limits.updateValue(Int(try row.decode("max_open", as: Int32.self)), forKey: .app(app))
+            limits.updateValue(
+                try row.decode("max_open_per_device", as: Int32?.self).map(Int.init),
+                forKey: .perDevice(app)
+            )
         }
         for change in changes.reversed() where !change.creation {
             guard case .capSet(let cap, _) = change.entry.change else { continue }
@@ -86,7 +89,7 @@ enum CapHistoryQueries {
         try connection.execute(
             """
             DECLARE liveline_cap_history NO SCROLL CURSOR FOR
-            SELECT pg_xact_commit_timestamp(transaction_id::xid) AS committed_at, app_id, activity_id, device_id, opens
+            SELECT \(columnsOf: CapMoveColumn.self)
             FROM (
                 SELECT transaction_id, position, app_id::text, activity_id::text, data ->> 'deviceId' AS device_id,
                        true AS opens
@@ -104,18 +107,35 @@ enum CapHistoryQueries {
         )
     }
 
+    /// The columns of `liveline_cap_history`: many rows are read from it, each by position.
+    enum CapMoveColumn: Int, SQLColumns {
+        case committedAt, app, activity, device, opens
+
+        var sql: StaticString {
+            switch self {
+            case .committedAt: "pg_xact_commit_timestamp(transaction_id::xid) AS committed_at"
+            case .app: "app_id"
+            case .activity: "activity_id"
+            case .device: "device_id"
+            case .opens: "opens"
+            }
+        }
+    }
+
     static func fetch(_ count: Int, _ connection: Connection) throws -> [CapHistoryEntry] {
         try connection.query("FETCH \(literal: count) FROM liveline_cap_history").map { row in
             let stream = StreamID(
-                app: AppID(uncheckedRawValue: try row.decode(1)),
-                activity: ActivityID(uncheckedRawValue: try row.decode(2))
+                app: AppID(uncheckedRawValue: try row.decode(CapMoveColumn.app)),
+                activity: ActivityID(uncheckedRawValue: try row.decode(CapMoveColumn.activity))
             )
             return CapHistoryEntry(
-                committedAt: try row.decode(0, as: PostgresTimestamp?.self).map(Timestamp.init),
-                change: try row.decode(4)
+                committedAt: try row.decode(CapMoveColumn.committedAt, as: PostgresTimestamp?.self).map(Timestamp.init),
+                change: try row.decode(CapMoveColumn.opens)
                     ? .opened(
                         stream,
-                        device: try row.decode(3, as: String?.self).map(DeviceID.init(uncheckedRawValue:))
+                        device: try row.decode(CapMoveColumn.device, as: String?.self).map(
+                            DeviceID.init(uncheckedRawValue:)
+                        )
                     )
                     : .closed(stream)
             )

@@ -17,12 +17,12 @@ enum AdminChangeQueries {
             """
         ).map { row in
             AdminChange(
-                id: try row.decode(0),
-                occurredAt: Timestamp(try row.decode(1, as: PostgresTimestamp.self)),
-                actor: try row.decode(2),
-                action: try row.decode(3),
-                app: try row.decode(4, as: String?.self).map(AppID.init(uncheckedRawValue:)),
-                details: try JSONParser.parseObject(row.decode(5, as: JSONB.self).utf8)
+                id: try row.decode("id"),
+                occurredAt: Timestamp(try row.decode("occurred_at", as: PostgresTimestamp.self)),
+                actor: try row.decode("actor"),
+                action: try row.decode("action"),
+                app: try row.decode("app_id", as: String?.self).map(AppID.init(uncheckedRawValue:)),
+                details: try JSONParser.parseObject(row.decode("details", as: JSONB.self).utf8)
             )
         }
     }

@@ -39,23 +39,23 @@ enum AppQueries {
             """
             SELECT \(columnsOf: SettingsColumn.self) FROM apps WHERE app_id = \(app.rawValue)
             """
-        ).single.map { try settings($0, at: 0) }
+        ).single.map(settings)
     }
 
     static func apps(only app: AppID?, _ connection: Connection) throws -> [AppSummary] {
         try connection.query(
             """
-            SELECT a.app_id, coalesce((SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id), 0)::bigint,
-                   \(columnsOf: SettingsColumn.self, in: "a.")
+            SELECT \(columnsOf: SettingsColumn.self, in: "a."), a.app_id,
+                   coalesce((SELECT sum(open) FROM app_open_stripes s WHERE s.app_id = a.app_id), 0)::bigint AS open
             FROM apps a
             WHERE \(app?.rawValue)::text IS NULL OR a.app_id = \(app?.rawValue)
             ORDER BY a.app_id
             """
         ).map { row in
             AppSummary(
-                app: AppID(uncheckedRawValue: try row.decode(0)),
-                settings: try settings(row, at: 2),
-                openActivities: try row.decode(1)
+                app: AppID(uncheckedRawValue: try row.decode("app_id")),
+                settings: try settings(row),
+                openActivities: try row.decode("open")
             )
         }
     }
@@ -76,18 +76,15 @@ enum AppQueries {
         }
     }
 
-    /// An app's settings from `SettingsColumn`'s columns, starting at `offset`.
-    private static func settings(_ row: PostgresRow, at offset: Int) throws -> AppSettings {
-        func column<T: PostgresDecodable>(_ column: SettingsColumn, as type: T.Type = T.self) throws -> T {
-            try row.decode(offset + column.rawValue, as: type)
-        }
-        return AppSettings(
-            bundleID: try column(.bundleID),
-            maxOpen: try column(.maxOpen),
-            maxOpenPerDevice: try column(.maxOpenPerDevice),
-            priorityBudgetPerHour: try column(.priorityBudgetPerHour),
-            frequentUpdates: try column(.frequentUpdates),
-            pushToStartBudgetPerHour: try column(.pushToStartBudgetPerHour)
+    /// An app's settings from `SettingsColumn`'s columns, the first of the row.
+    private static func settings(_ row: PostgresRow) throws -> AppSettings {
+        AppSettings(
+            bundleID: try row.decode(SettingsColumn.bundleID),
+            maxOpen: try row.decode(SettingsColumn.maxOpen),
+            maxOpenPerDevice: try row.decode(SettingsColumn.maxOpenPerDevice),
+            priorityBudgetPerHour: try row.decode(SettingsColumn.priorityBudgetPerHour),
+            frequentUpdates: try row.decode(SettingsColumn.frequentUpdates),
+            pushToStartBudgetPerHour: try row.decode(SettingsColumn.pushToStartBudgetPerHour)
         )
     }
 
@@ -102,10 +99,10 @@ enum AppQueries {
     static func openCounts(of app: AppID, _ connection: Connection) throws -> (app: Int, global: Int) {
         let row = try connection.query(
             """
-            SELECT (SELECT sum(open) FROM app_open_stripes WHERE app_id = \(app.rawValue))::bigint,
-                   (SELECT sum(open) FROM global_open_stripes)::bigint
+            SELECT (SELECT sum(open) FROM app_open_stripes WHERE app_id = \(app.rawValue))::bigint AS app_open,
+                   (SELECT sum(open) FROM global_open_stripes)::bigint AS global_open
             """
         ).single
-        return (try row?.decode(0, as: Int?.self) ?? 0, try row?.decode(1, as: Int?.self) ?? 0)
+        return (try row?.decode("app_open", as: Int?.self) ?? 0, try row?.decode("global_open", as: Int?.self) ?? 0)
     }
 }

@@ -31,7 +31,7 @@ enum KeyQueries {
             WHERE secret_sha256 = \(secretDigest) AND revoked_at IS NULL
             """
         ).single.map { row in
-            KeyHolder(keyID: try row.decode(0), app: AppID(uncheckedRawValue: try row.decode(1)))
+            KeyHolder(keyID: try row.decode("key_id"), app: AppID(uncheckedRawValue: try row.decode("app_id")))
         }
     }
 }

@@ -68,23 +68,20 @@ enum ChannelQueries {
     }
 
     private static func channel(_ row: PostgresRow) throws -> StoredChannel {
-        func column<T: PostgresDecodable>(_ column: Column, as type: T.Type = T.self) throws -> T {
-            try row.decode(column.rawValue, as: type)
-        }
-        let environment = try column(.environment, as: String.self)
-        let policy = try column(.storagePolicy, as: String.self)
+        let environment = try row.decode(Column.environment, as: String.self)
+        let policy = try row.decode(Column.storagePolicy, as: String.self)
         guard let knownEnvironment = APNsEnvironment(rawValue: environment),
             let knownPolicy = MessageStoragePolicy(rawValue: policy)
         else {
             throw EventStoreError.unreadableRow("broadcast_channels: environment \(environment), policy \(policy)")
         }
         return StoredChannel(
-            app: AppID(uncheckedRawValue: try column(.app)),
-            id: try column(.id),
+            app: AppID(uncheckedRawValue: try row.decode(Column.app)),
+            id: try row.decode(Column.id),
             environment: knownEnvironment,
             storagePolicy: knownPolicy,
-            createdAt: Timestamp(try column(.createdAt, as: PostgresTimestamp.self)),
-            deletedAt: try column(.deletedAt, as: PostgresTimestamp?.self).map(Timestamp.init)
+            createdAt: Timestamp(try row.decode(Column.createdAt, as: PostgresTimestamp.self)),
+            deletedAt: try row.decode(Column.deletedAt, as: PostgresTimestamp?.self).map(Timestamp.init)
         )
     }
 }

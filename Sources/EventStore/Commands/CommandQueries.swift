@@ -43,41 +43,39 @@ enum CommandQueries {
             throw EventStoreError.unreadableRow("a batch of \(keys.count) commands loaded \(rows.count) rows")
         }
         return try rows.map { row in
-            func column<T: PostgresDecodable>(_ column: LoadColumn, as type: T.Type = T.self) throws -> T {
-                try row.decode(column.rawValue, as: type)
-            }
             let context: DecisionContext? =
-                try column(.appExists, as: Bool.self)
+                try row.decode(LoadColumn.appExists, as: Bool.self)
                 ? DecisionContext(
                     app: AppRules(
-                        maxOpen: try column(.maxOpen),
-                        maxOpenPerDevice: try column(.maxOpenPerDevice),
-                        priorityBudgetPerHour: try column(.priorityBudgetPerHour),
-                        frequentUpdates: try column(.frequentUpdates),
-                        pushToStartBudgetPerHour: try column(.pushToStartBudgetPerHour)
+                        maxOpen: try row.decode(LoadColumn.maxOpen),
+                        maxOpenPerDevice: try row.decode(LoadColumn.maxOpenPerDevice),
+                        priorityBudgetPerHour: try row.decode(LoadColumn.priorityBudgetPerHour),
+                        frequentUpdates: try row.decode(LoadColumn.frequentUpdates),
+                        pushToStartBudgetPerHour: try row.decode(LoadColumn.pushToStartBudgetPerHour)
                     ),
-                    globalMaxOpen: try column(.globalMaxOpen),
+                    globalMaxOpen: try row.decode(LoadColumn.globalMaxOpen),
                     open: OpenCounts(
-                        app: try column(.appOpen, as: Int?.self) ?? 0,
-                        global: try column(.globalOpen, as: Int?.self) ?? 0,
-                        device: try column(.deviceOpen, as: Int?.self) ?? 0
+                        app: try row.decode(LoadColumn.appOpen, as: Int?.self) ?? 0,
+                        global: try row.decode(LoadColumn.globalOpen, as: Int?.self) ?? 0,
+                        device: try row.decode(LoadColumn.deviceOpen, as: Int?.self) ?? 0
                     ),
-                    remoteStarts: try column(.remoteStarts, as: PostgresArray<PostgresTimestamp>?.self)?.elements.map(
-                        Timestamp.init
-                    ) ?? []
+                    remoteStarts: try row.decode(LoadColumn.remoteStarts, as: PostgresArray<PostgresTimestamp>?.self)?
+                        .elements.map(
+                            Timestamp.init
+                        ) ?? []
                 ) : nil
-            let record = try column(.keyRequestSHA256, as: [UInt8]?.self).map { digest in
+            let record = try row.decode(LoadColumn.keyRequestSHA256, as: [UInt8]?.self).map { digest in
                 try IdempotencyRecord(
                     digest: digest,
-                    activity: try column(.keyActivity),
-                    outcome: try column(.keyOutcome)
+                    activity: try row.decode(LoadColumn.keyActivity),
+                    outcome: try row.decode(LoadColumn.keyOutcome)
                 )
             }
             return Loaded(
                 context: context,
                 activity: try ProjectionRow.stored(from: row, at: LoadColumn.allCases.count),
                 idempotencyRecord: record,
-                rulesVersion: try column(.rulesVersion)
+                rulesVersion: try row.decode(LoadColumn.rulesVersion)
             )
         }
     }

@@ -41,7 +41,7 @@ enum PushToStartQueries {
         let rows = try connection.query(
             """
             SELECT change.change, change.token, change.status, change.reason, change.invalid_since,
-                change.changed_at, current.token, current.registered_at
+                change.changed_at, current.token AS current_token, current.registered_at
             FROM (
                 SELECT * FROM push_to_start_token_changes
                 WHERE app_id = \(slot.app.rawValue) AND device_id = \(slot.device.rawValue)
@@ -53,27 +53,27 @@ enum PushToStartQueries {
             """
         )
         guard let first = rows.first else { return nil }
-        let current = try first.decode(6, as: String?.self).map { token in
+        let current = try first.decode("current_token", as: String?.self).map { token in
             PushToStartToken.Registration(
                 token: token,
-                registeredAt: Timestamp(try first.decode(7, as: PostgresTimestamp.self))
+                registeredAt: Timestamp(try first.decode("registered_at", as: PostgresTimestamp.self))
             )
         }
         return PushToStartToken(slot: slot, current: current, changes: try rows.map(change))
     }
 
     private static func change(_ row: PostgresRow) throws -> PushToStartTokenChange {
-        let kind = try row.decode(0, as: String.self)
+        let kind = try row.decode("change", as: String.self)
         guard let known = PushToStartTokenChange.Kind(rawValue: kind) else {
             throw EventStoreError.unreadableRow("push_to_start_token_changes: change \(kind)")
         }
         return PushToStartTokenChange(
             kind: known,
-            token: try row.decode(1),
-            status: try row.decode(2),
-            reason: try row.decode(3),
-            invalidSince: try row.decode(4, as: PostgresTimestamp?.self).map(Timestamp.init),
-            changedAt: Timestamp(try row.decode(5, as: PostgresTimestamp.self))
+            token: try row.decode("token"),
+            status: try row.decode("status"),
+            reason: try row.decode("reason"),
+            invalidSince: try row.decode("invalid_since", as: PostgresTimestamp?.self).map(Timestamp.init),
+            changedAt: Timestamp(try row.decode("changed_at", as: PostgresTimestamp.self))
         )
     }
 }

@@ -75,20 +75,17 @@ enum APNsCredentialQueries {
     }
 
     private static func summary(_ row: PostgresRow) throws -> APNsCredentialSummary {
-        func column<T: PostgresDecodable>(_ column: SummaryColumn, as type: T.Type = T.self) throws -> T {
-            try row.decode(column.rawValue, as: type)
-        }
-        let environment = try column(.environment, as: String.self)
+        let environment = try row.decode(SummaryColumn.environment, as: String.self)
         guard let known = APNsEnvironment(rawValue: environment) else {
             throw EventStoreError.unreadableRow("apns_credentials: environment \(environment)")
         }
         return APNsCredentialSummary(
-            app: AppID(uncheckedRawValue: try column(.app)),
-            teamID: try column(.teamID),
-            keyID: try column(.keyID),
+            app: AppID(uncheckedRawValue: try row.decode(SummaryColumn.app)),
+            teamID: try row.decode(SummaryColumn.teamID),
+            keyID: try row.decode(SummaryColumn.keyID),
             environment: known,
-            publicKeySHA256: try column(.publicKeySHA256, as: [UInt8].self).hexadecimal,
-            updatedAt: Timestamp(try column(.updatedAt, as: PostgresTimestamp.self))
+            publicKeySHA256: try row.decode(SummaryColumn.publicKeySHA256, as: [UInt8].self).hexadecimal,
+            updatedAt: Timestamp(try row.decode(SummaryColumn.updatedAt, as: PostgresTimestamp.self))
         )
     }
 }

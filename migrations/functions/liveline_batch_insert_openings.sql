@@ -1,0 +1,17 @@
+-- A step of `liveline_append_batch`: the projection rows of the admitted openings (`p_opened`,
+-- command numbers), each with the app and global stripes it took.
+CREATE OR REPLACE FUNCTION liveline_batch_insert_openings(
+    p_opened integer[],
+    p_app_stripes smallint[],
+    p_global_stripes smallint[],
+    p_rows jsonb[]
+) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO activities
+        SELECT r.* FROM unnest(p_opened, p_app_stripes, p_global_stripes) AS o(i, app_stripe, global_stripe),
+            LATERAL jsonb_populate_record(NULL::activities, p_rows[o.i]
+                || jsonb_build_object('app_stripe', o.app_stripe, 'global_stripe', o.global_stripe)) AS r;
+END
+$$;
+GRANT EXECUTE ON ROUTINE liveline_batch_insert_openings TO liveline_service;
