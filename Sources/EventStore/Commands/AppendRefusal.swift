@@ -10,8 +10,9 @@ enum LivelineSQLState: String, CaseIterable {
     case globalCapReached = "LL002"
     /// `liveline_admit_opening`: the device's cap is reached (detail: `limit`, `count`).
     case deviceCapReached = "LL003"
-    /// Raised and caught inside `liveline_append_batch` to give back the stripes it took when an
-    /// app has none free with room for its openings; it never leaves the function.
+    /// Raised and caught inside `liveline_batch_claim_stripes` (a step of `liveline_append_batch`)
+    /// to give back the stripes it took when an app has none free with room for its openings; it
+    /// never leaves the function.
     case noFreeStripeWithRoom = "LL010"
     /// `liveline_append`: the activity is not at the expected version (detail: `actual`, null
     /// when it does not exist), or an opening's activity exists.
