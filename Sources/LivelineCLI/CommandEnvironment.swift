@@ -51,7 +51,7 @@ struct CommandEnvironment {
 
     /// The HTTP application on `pool` and the services that run beside it, in dependency order:
     /// `before` (the embedded cluster and local APNs of `dev`), the pool, the notification
-    /// listener, the append notifier, the deadline worker, and — when delivery is on and a
+    /// listener, the append notifier, the deadline worker, the log's maintenance, and — when delivery is on and a
     /// secret key opens the apps' APNs keys — the APNs client and the delivery worker. Applies
     /// `LIVELINE_GLOBAL_MAX_OPEN` to the database when it is set, and sends the process's
     /// metrics to `/metrics`.
@@ -80,6 +80,13 @@ struct CommandEnvironment {
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
+        let maintenanceHealth = MaintenanceHealth()
+        let maintenance = LogMaintenance(
+            store: store,
+            configuration: .init(idempotencyWindow: configuration.idempotencyWindow),
+            health: maintenanceHealth,
+            logger: logger
+        )
         let client = try secretKey.map { _ in try makeAPNsClient(apns) }
         let (delivery, deliveryHealth) = deliveryServices(
             store: store,
@@ -99,9 +106,10 @@ struct CommandEnvironment {
                     client.map { ChannelManager(store: store, client: $0, secretKey: key) }
                 },
                 metrics: registry,
-                delivery: deliveryHealth
+                delivery: deliveryHealth,
+                maintenance: maintenanceHealth
             ),
-            services: before + [pool, listener, notifier, worker] + delivery,
+            services: before + [pool, listener, notifier, worker, maintenance] + delivery,
             logger: logger
         )
     }

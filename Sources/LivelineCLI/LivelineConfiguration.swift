@@ -27,6 +27,8 @@ package struct LivelineConfiguration: Sendable {
     package var activeLifetime: Duration
     /// How long an ended activity stays on screen at most (platform: 4 h).
     package var dismissalWindow: Duration
+    /// How long an idempotency key is kept: a retry after it is a new command.
+    package var idempotencyWindow: Duration
     /// The service-wide cap on open activities, applied to the database at start-up when set.
     package var globalMaxOpen: Int?
     /// Where `liveline dev` keeps its private PostgreSQL cluster (and its secret key).
@@ -89,6 +91,7 @@ package struct LivelineConfiguration: Sendable {
         }
         activeLifetime = try setting("liveline.active.lifetime").duration(default: .seconds(8 * 3600))
         dismissalWindow = try setting("liveline.dismissal.window").duration(default: .seconds(4 * 3600))
+        idempotencyWindow = try setting("liveline.idempotency.window").duration(default: .seconds(24 * 3600))
         let globalMaxOpen = setting("liveline.global.max.open")
         self.globalMaxOpen =
             globalMaxOpen.value == nil ? nil : try globalMaxOpen.integer(default: 0, in: 0...Int(Int32.max))

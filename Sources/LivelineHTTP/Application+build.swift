@@ -27,6 +27,8 @@ public struct APIDependencies: Sendable {
     public var metrics: PrometheusCollectorRegistry
     /// What the delivery worker reports to `/readyz`; `nil` when delivery is off.
     public var delivery: DeliveryHealth?
+    /// What the log's maintenance reports to `/readyz`; `nil` when it does not run here.
+    public var maintenance: MaintenanceHealth?
     /// The time commands are decided at.
     public var clock: @Sendable () -> Timestamp
 
@@ -39,6 +41,7 @@ public struct APIDependencies: Sendable {
         channels: ChannelManager? = nil,
         metrics: PrometheusCollectorRegistry,
         delivery: DeliveryHealth? = nil,
+        maintenance: MaintenanceHealth? = nil,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now
     ) {
         self.store = store
@@ -49,6 +52,7 @@ public struct APIDependencies: Sendable {
         self.channels = channels
         self.metrics = metrics
         self.delivery = delivery
+        self.maintenance = maintenance
         self.clock = clock
     }
 }

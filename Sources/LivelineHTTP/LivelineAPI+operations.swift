@@ -30,14 +30,28 @@ extension LivelineAPI {
                 detail: "Migrations not applied yet: \(pending). Run `liveline migrate`."
             )
         }
+        var degradations: [Components.Schemas.Degradation] = []
         let unreadable = dependencies.delivery?.unreadableStreams ?? 0
-        guard unreadable == 0 else {
-            let degradation = Components.Schemas.Degradation(
-                code: "delivery_unreadable_streams",
-                detail: "Delivery cannot fold the log of \(unreadable) activities: their pushes wait while their "
-                    + "histories are loaded again. The error log names them and says why."
+        if unreadable > 0 {
+            degradations.append(
+                .init(
+                    code: "delivery_unreadable_streams",
+                    detail: "Delivery cannot fold the log of \(unreadable) activities: their pushes wait while their "
+                        + "histories are loaded again. The error log names them and says why."
+                )
             )
-            return .ok(.init(body: .json(.init(status: "degraded", degraded: [degradation]))))
+        }
+        if let failure = dependencies.maintenance?.failure {
+            degradations.append(
+                .init(
+                    code: "maintenance_failing",
+                    detail: "The log's maintenance failed (\(failure)); nothing past its window is removed until a run "
+                        + "succeeds. It is tried again every minute; the error log has each failure."
+                )
+            )
+        }
+        guard degradations.isEmpty else {
+            return .ok(.init(body: .json(.init(status: "degraded", degraded: degradations))))
         }
         return .ok(.init(body: .json(.init(status: "ready"))))
     }

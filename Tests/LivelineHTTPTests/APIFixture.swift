@@ -47,6 +47,7 @@ struct APIFixture: Sendable {
         secretKey: SecretKey? = nil,
         apns: LocalAPNs? = nil,
         delivery: DeliveryHealth? = nil,
+        maintenance: MaintenanceHealth? = nil,
         _ body: @Sendable (APIFixture) async throws -> Void
     ) async throws {
         let database = if let database { database } else { try await TestDatabase.makeMigrated() }
@@ -81,6 +82,7 @@ struct APIFixture: Sendable {
                 },
                 metrics: metrics,
                 delivery: delivery,
+                maintenance: maintenance,
                 clock: { clock.now }
             ),
             services: [pool, listener, notifier] + (client.map { [$0] } ?? []),

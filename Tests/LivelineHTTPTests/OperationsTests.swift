@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -10,6 +9,7 @@ import TestSupport
 import Testing
 
 @testable import Delivery
+@testable import EventStore
 
 @Suite("Operations: health, readiness, metrics and the OpenAPI document over real HTTP")
 struct OperationsTests {
@@ -42,6 +42,21 @@ struct OperationsTests {
             #expect(body.degraded?.map(\.code) == ["delivery_unreadable_streams"])
             #expect(body.degraded?.first?.detail.contains("of 2 activities") == true)
             health.report(unreadableStreams: 0)
+            #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
+        }
+    }
+
+    @Test("/readyz answers 200 degraded, and says why, while the log's maintenance fails")
+    func maintenanceFailing() async throws {
+        let health = MaintenanceHealth()
+        try await APIFixture.run(maintenance: health) { api in
+            #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
+            health.report(failure: "relation \"idempotency_keys\" does not exist")
+            let body = try await api.client(key: nil).getReadiness().ok.body.json
+            #expect(body.status == "degraded")
+            #expect(body.degraded?.map(\.code) == ["maintenance_failing"])
+            #expect(body.degraded?.first?.detail.contains("idempotency_keys") == true)
+            health.report(failure: nil)
             #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
         }
     }

@@ -856,6 +856,8 @@ CREATE INDEX events_remote_starts ON public.events USING btree (app_id, ((data -
 
 CREATE INDEX events_type_occurred ON public.events USING btree (type, occurred_at);
 
+CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
+
 CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
 
 CREATE INDEX push_token_invalidations_activity ON public.push_token_invalidations USING btree (app_id, activity_id);

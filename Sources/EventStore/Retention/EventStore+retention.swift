@@ -1,0 +1,15 @@
+extension EventStore {
+    /// Removes the idempotency keys created more than `window` ago, `batchSize` per transaction
+    /// (so appends never wait long behind it), until none is left. A retry with a removed key is
+    /// a new command. Returns how many were removed.
+    public func expireIdempotencyKeys(olderThan window: Duration, batchSize: Int = 1_000) async throws -> Int {
+        var removed = 0
+        while true {
+            let batch = try await withTransaction { connection in
+                try RetentionQueries.expireIdempotencyKeys(window: window, limit: batchSize, connection)
+            }
+            removed += batch
+            if batch < batchSize { return removed }
+        }
+    }
+}

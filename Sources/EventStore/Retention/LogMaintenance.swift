@@ -1,0 +1,88 @@
+public import CanonicalJSON
+public import Logging
+public import Metrics
+public import ServiceLifecycle
+
+/// Keeps what the log holds within its windows, every `interval`: removes the idempotency keys
+/// older than `idempotencyWindow` (a retry after it is a new command). A failed run is an error in
+/// the log, counted, and a degradation of `/readyz` (through `health`) until a run succeeds; the
+/// next run is tried an `interval` later. Several servers may run it at once: each key is removed
+/// once. Run it as a `Service`.
+public struct LogMaintenance: Service {
+    public struct Configuration: Sendable {
+        /// How long an idempotency key is kept (24 hours by default, as Stripe keeps them).
+        public var idempotencyWindow: Duration
+        /// How often maintenance runs.
+        public var interval: Duration
+        /// How many rows one transaction removes at most.
+        public var batchSize: Int
+
+        public init(
+            idempotencyWindow: Duration = .seconds(24 * 3600),
+            interval: Duration = .seconds(60),
+            batchSize: Int = 1_000
+        ) {
+            self.idempotencyWindow = idempotencyWindow
+            self.interval = interval
+            self.batchSize = batchSize
+        }
+    }
+
+    let store: EventStore
+    let configuration: Configuration
+    let health: MaintenanceHealth
+    let logger: Logger
+    let metrics: any MetricsFactory
+
+    /// - Parameter metrics: where `liveline_idempotency_keys_expired_total`,
+    ///   `liveline_maintenance_failures_total` and `liveline_maintenance_last_success_seconds` (the
+    ///   Unix time of the last run that succeeded) go.
+    public init(
+        store: EventStore,
+        configuration: Configuration = .init(),
+        health: MaintenanceHealth,
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.store = store
+        self.configuration = configuration
+        self.health = health
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await runOnce()
+                try? await Task.sleep(for: configuration.interval)
+            }
+        }
+    }
+
+    /// One run: everything past its window is removed, or the failure is reported.
+    func runOnce() async {
+        do {
+            let expired = try await store.expireIdempotencyKeys(
+                olderThan: configuration.idempotencyWindow,
+                batchSize: configuration.batchSize
+            )
+            Counter(label: "liveline_idempotency_keys_expired_total", factory: metrics).increment(by: Int64(expired))
+            Gauge(label: "liveline_maintenance_last_success_seconds", factory: metrics)
+                .record(Double(Timestamp.now().microsecondsSince1970) / 1e6)
+            if expired > 0 {
+                logger.debug("idempotency keys expired", metadata: ["keys": "\(expired)"])
+            }
+            health.report(failure: nil)
+        } catch {
+            // Cancelled: the process stops (the pool may be shut down already); nothing to say.
+            if Task.isCancelled { return }
+            Counter(label: "liveline_maintenance_failures_total", factory: metrics).increment()
+            logger.error(
+                "log maintenance failed; trying again in \(configuration.interval)",
+                metadata: ["error": "\(String(reflecting: error))"]
+            )
+            health.report(failure: "\(error)")
+        }
+    }
+}
