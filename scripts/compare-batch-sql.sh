@@ -3,13 +3,16 @@
 # alternating pairs: how long `liveline_append_batch` takes per batch in one session, so that a
 # change to the stored functions is measured without the HTTP layer, the Swift store or other
 # clients moving the figures. Each side gets a database of its own in one private cluster
-# (commits without waiting for the WAL flush, so that disk time does not swamp the SQL), migrated
+# (commits without waiting for the WAL flush, no autovacuum or timed checkpoint in the middle of
+# a run, so that neither disk time nor background work swamps the SQL), migrated
 # by `liveline migrate`, with one app of a large cap and a device cap of 3. Per pair and side,
 # BATCHES batches of 8 commands each, each batch its own transaction:
 #   openings        8 new activities on 8 devices: admitted together
 #   cap pressure    8 new activities on 2 devices (4 each, cap 3): admitted one by one, 2 refused
 #   updates         8 plain appends to existing activities
-# Prints microseconds per batch for each case and side, and the median over the pairs.
+# Each pair runs the sides in turn, A first in odd pairs and B first in even ones. Prints
+# microseconds per batch for each case and side, the median over the pairs, and in how many
+# pairs B was faster.
 #   scripts/compare-batch-sql.sh MIGRATIONS_A MIGRATIONS_B [--pairs 5] [--batches 1000] [--binary B]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +56,8 @@ stop() {
 trap stop EXIT
 as_server "$BIN/initdb" -D "$CLUSTER/data" -U postgres --auth=trust >/dev/null
 as_server "$BIN/pg_ctl" -D "$CLUSTER/data" -l "$CLUSTER/log" -w \
-    -o "-p $PORT -k $CLUSTER -c listen_addresses='' -c synchronous_commit=off" start >/dev/null
+    -o "-p $PORT -k $CLUSTER -c listen_addresses='' -c synchronous_commit=off -c autovacuum=off \
+        -c checkpoint_timeout=1d -c max_wal_size=20GB" start >/dev/null
 psql_on() { psql -X -q -v ON_ERROR_STOP=1 -h "$CLUSTER" -p "$PORT" -U postgres -d "$1" "${@:2}"; }
 
 for side in 0 1; do
@@ -105,11 +109,13 @@ SQL
 
 CASES=(openings "cap pressure" updates)
 declare -A FIGURES
+declare -a WINS
 echo "pairs: $PAIRS, batches of 8 per case and run: $BATCHES; µs per batch (A = ${FOLDERS[0]}, B = ${FOLDERS[1]})"
 for pair in $(seq 1 "$PAIRS"); do
     line="pair $pair"
     for case_index in 0 1 2; do
-        for side in 0 1; do
+        for order in 0 1; do
+            side=$(( (order + pair + 1) % 2 ))
             database="side_$side"
             prefix="'p$pair-'"
             case $case_index in
@@ -119,8 +125,10 @@ for pair in $(seq 1 "$PAIRS"); do
                 2) us=$(run_case "$database" "$prefix || '1-' || k" "$prefix || '1-d' || k" "b" activity.updated) ;;
             esac
             FIGURES[$case_index,$side]+="$us "
-            line+="  ${CASES[$case_index]} $([[ $side == 0 ]] && echo A || echo B) $us"
+            [[ $side == 0 ]] && a_us=$us || b_us=$us
         done
+        if [[ $b_us -lt $a_us ]]; then WINS[$case_index]=$(( ${WINS[$case_index]:-0} + 1 )); fi
+        line+="  ${CASES[$case_index]} A $a_us B $b_us"
     done
     echo "$line"
 done
@@ -128,8 +136,8 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR] = $1} END {print (NR % 2
 for case_index in 0 1 2; do
     a=$(echo "${FIGURES[$case_index,0]}" | median)
     b=$(echo "${FIGURES[$case_index,1]}" | median)
-    printf '%-13s A %6s µs  B %6s µs  B/A %s\n' "${CASES[$case_index]}" "$a" "$b" \
-        "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.1f %%", 100 * b / a}')"
+    printf '%-13s A %6s µs  B %6s µs  B/A %s  B faster in %s of %s pairs\n' "${CASES[$case_index]}" "$a" "$b" \
+        "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.1f %%", 100 * b / a}')" "${WINS[$case_index]:-0}" "$PAIRS"
 done
 # Each side must have done the same work: 8 + 6 + 8 events per batch (two openings of each
 # cap-pressure batch refused).

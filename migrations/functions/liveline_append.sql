@@ -24,7 +24,6 @@ DECLARE
     v_refusal text;
     v_detail text;
     v_version integer;
-    v_xid bigint := pg_current_xact_id()::text::bigint;
     v_first bigint;
 BEGIN
     LOCK TABLE liveline_append_gate IN ROW EXCLUSIVE MODE;
@@ -87,9 +86,7 @@ BEGIN
             WHERE a.app_id = p_app_id AND a.activity_id = p_activity_id;
     END IF;
 
-    -- This transaction's next position: usually the first of its block.
-    SELECT coalesce(max(position) + 1, v_xid << 16) INTO v_first FROM events
-        WHERE position >= v_xid << 16 AND position < (v_xid + 1) << 16;
+    v_first := liveline_take_positions(cardinality(p_types));
     INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at)
         SELECT v_first + e.n - 1, pg_current_xact_id(), p_app_id, p_activity_id, p_expected_version + e.n::integer,
                e.type, e.data, e.cause::event_cause, e.occurred_at

@@ -71,7 +71,7 @@ DECLARE
     v_detail text;
     v_constraint text;
     v_written integer[];
-    v_xid bigint;
+    v_total integer;
     v_next bigint;
     v_last integer := 1;
     i integer;
@@ -188,11 +188,10 @@ BEGIN
 
     -- The plain appends and the admitted openings, in command order, take the transaction's next
     -- positions, and are written: their projection rows, events and idempotency keys.
-    SELECT array_agg(w.i ORDER BY w.i) INTO v_written FROM unnest(v_plain || v_opened) AS w(i);
+    SELECT array_agg(w.i ORDER BY w.i), sum(p_event_counts[w.i]) INTO v_written, v_total
+        FROM unnest(v_plain || v_opened) AS w(i);
     IF v_written IS NOT NULL THEN
-        v_xid := pg_current_xact_id()::text::bigint;
-        SELECT coalesce(max(position) + 1, v_xid << 16) INTO v_next FROM events
-            WHERE position >= v_xid << 16 AND position < (v_xid + 1) << 16;
+        v_next := liveline_take_positions(v_total);
         FOREACH i IN ARRAY v_written LOOP
             v_positions[i] := v_next;
             v_next := v_next + p_event_counts[i];

@@ -36,12 +36,12 @@ CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
 
 CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
     LANGUAGE plpgsql
-    AS $$ body of 86 lines, sha256 2658293fd1fc083b… $$;
+    AS $$ body of 83 lines, sha256 e4fdf158af1550ce… $$;
 
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 177 lines, sha256 398dc9813bc36f34… $$;
+    AS $$ body of 176 lines, sha256 9b0016b5874cd5d9… $$;
 
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
@@ -140,6 +140,10 @@ CREATE FUNCTION public.liveline_spread_app_cap() RETURNS trigger
 CREATE FUNCTION public.liveline_stable_position() RETURNS bigint
     LANGUAGE sql STABLE
     AS $$ body of 3 lines, sha256 9fa1ea4dfb8302fe… $$;
+
+CREATE FUNCTION public.liveline_take_positions(p_count integer) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$ body of 9 lines, sha256 ed586f72e73bb170… $$;
 
 CREATE TABLE public.activities (
     app_id public.liveline_id NOT NULL,
@@ -978,6 +982,8 @@ GRANT ALL ON FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versio
 
 GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_service;
 GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_dashboard;
+
+GRANT ALL ON FUNCTION public.liveline_take_positions(p_count integer) TO liveline_service;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.activities TO liveline_service;
 GRANT SELECT ON TABLE public.activities TO liveline_dashboard;
