@@ -75,6 +75,8 @@ struct CommandEnvironment {
             notifier: notifier,
             writers: configuration.writers
         )
+        // Appends need the partition of now before the first request; maintenance keeps them ahead.
+        try await store.createPartitions()
         if let globalMaxOpen = configuration.globalMaxOpen {
             try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])

@@ -1,7 +1,8 @@
 import ArgumentParser
 import EventStore
 
-/// `liveline migrate`: applies pending migrations to `DATABASE_URL`.
+/// `liveline migrate`: applies pending migrations to `DATABASE_URL`, then creates the log's
+/// partitions around now, so that the database takes events at once.
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending database migrations.")
 
@@ -11,6 +12,7 @@ struct Migrate: AsyncParsableCommand {
         try await reportingFailures {
             let environment = try CommandEnvironment.make(options)
             let applied = try await environment.withMigrator { try await $0.migrate(logger: environment.logger) }
+            try await environment.withStore { try await $0.createPartitions() }
             print(
                 applied.isEmpty
                     ? "database is up to date" : "applied \(applied.fileNames.joined(separator: ", "))"

@@ -45,8 +45,9 @@ extension LivelineAPI {
             degradations.append(
                 .init(
                     code: "maintenance_failing",
-                    detail: "The log's maintenance failed (\(failure)); nothing past its window is removed until a run "
-                        + "succeeds. It is tried again every minute; the error log has each failure."
+                    detail: "The log's maintenance failed (\(failure)): partitions are not created ahead nor "
+                        + "idempotency keys expired until a run succeeds. It is tried again every minute; the error log "
+                        + "has each failure."
                 )
             )
         }

@@ -38,10 +38,12 @@ public enum TestDatabase {
         try await TestServer.shared.createDatabase(template: try await TestServer.shared.migratedTemplate())
     }
 
-    /// Applies every migration to the database at `connectionString`.
+    /// Applies every migration to the database at `connectionString`, and creates the log's
+    /// partitions around now, as the server does when it starts.
     public static func migrate(_ connectionString: String) async throws {
         try await withPool(connectionString, maximumConnections: 1) { pool in
             try await Migrator.loading(from: migrationsDirectory, pool: pool).migrate(logger: logger)
+            try await pool.withConnection { try $0.execute("SELECT liveline_create_partitions()") }
         }
     }
 

@@ -114,15 +114,18 @@ struct AppendOnlyEventLogTests {
         #expect(count == 1)
     }
 
-    @Test("a stream cannot hold the same version twice")
+    @Test("a stream cannot hold the same version twice (every event of a stream carries when it began)")
     func uniqueVersions() async throws {
         let error = await #expect(throws: PostgresError.self) {
             try await TestDatabase.withPool(database) { pool in
                 try await pool.withConnection { connection in
                     try connection.execute(
                         """
-                        INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at)
-                        VALUES (pg_current_xact_id()::text::bigint << 16, 'demo', 'a1', 1, 'activity.updated', 'app', now())
+                        INSERT INTO events (position, app_id, activity_id, version, type, caused_by, occurred_at,
+                                            stream_recorded_at)
+                        SELECT pg_current_xact_id()::text::bigint << 16, 'demo', 'a1', 1, 'activity.updated', 'app', now(),
+                               stream_recorded_at
+                        FROM events WHERE app_id = 'demo' AND activity_id = 'a1' AND version = 1
                         """
                     )
                 }

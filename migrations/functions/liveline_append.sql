@@ -25,6 +25,8 @@ DECLARE
     v_detail text;
     v_version integer;
     v_first bigint;
+    -- When the stream began: its events' partition.
+    v_stream_recorded_at timestamptz := now();
 BEGIN
     LOCK TABLE liveline_append_gate IN ROW EXCLUSIVE MODE;
     IF p_expected_version = 0 THEN
@@ -37,7 +39,8 @@ BEGIN
         END IF;
         INSERT INTO activities
             SELECT * FROM jsonb_populate_record(
-                NULL::activities, p_row || jsonb_build_object('app_stripe', v_app_stripe, 'global_stripe', v_stripe))
+                NULL::activities, p_row || jsonb_build_object('app_stripe', v_app_stripe, 'global_stripe', v_stripe,
+                    'stream_recorded_at', v_stream_recorded_at))
             ON CONFLICT (app_id, activity_id) DO NOTHING;
         IF NOT FOUND THEN
             SELECT version INTO v_version FROM activities WHERE app_id = p_app_id AND activity_id = p_activity_id;
@@ -45,7 +48,8 @@ BEGIN
                 DETAIL = json_build_object('actual', v_version)::text;
         END IF;
     ELSE
-        SELECT app_stripe, global_stripe INTO v_app_stripe, v_stripe FROM activities
+        SELECT app_stripe, global_stripe, stream_recorded_at INTO v_app_stripe, v_stripe, v_stream_recorded_at
+            FROM activities
             WHERE app_id = p_app_id AND activity_id = p_activity_id AND version = p_expected_version
             FOR UPDATE;
         IF NOT FOUND THEN
@@ -87,9 +91,10 @@ BEGIN
     END IF;
 
     v_first := liveline_take_positions(cardinality(p_types));
-    INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at)
+    INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at,
+                        stream_recorded_at)
         SELECT v_first + e.n - 1, pg_current_xact_id(), p_app_id, p_activity_id, p_expected_version + e.n::integer,
-               e.type, e.data, e.cause::event_cause, e.occurred_at
+               e.type, e.data, e.cause::event_cause, e.occurred_at, v_stream_recorded_at
         FROM unnest(p_types, p_data, p_causes, p_occurred_at) WITH ORDINALITY AS e(type, data, cause, occurred_at, n);
 
     IF p_idempotency_key IS NOT NULL THEN

@@ -199,10 +199,12 @@ BEGIN
         IF cardinality(v_plain) > 0 THEN
             PERFORM liveline_batch_update_projections(v_plain, v_locked.tids, p_rows);
         END IF;
-        INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at)
+        INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at,
+                            stream_recorded_at)
             SELECT v_positions[p.i] + e.k, pg_current_xact_id(), p_app_ids[p.i], p_activity_ids[p.i],
                    p_expected_versions[p.i] + e.k + 1, p_types[v_starts[p.i] + e.k], p_data[v_starts[p.i] + e.k],
-                   p_causes[v_starts[p.i] + e.k]::event_cause, p_occurred_at[v_starts[p.i] + e.k]
+                   p_causes[v_starts[p.i] + e.k]::event_cause, p_occurred_at[v_starts[p.i] + e.k],
+                   coalesce(v_locked.stream_recorded_ats[p.i], now())
             FROM unnest(v_written) AS p(i), generate_series(0, p_event_counts[p.i] - 1) AS e(k);
         INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
             SELECT p_app_ids[p.i], p_idempotency_keys[p.i], p_request_sha256s[p.i], p_activity_ids[p.i], p_outcomes[p.i]

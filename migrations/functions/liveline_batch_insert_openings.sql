@@ -1,5 +1,5 @@
 -- A step of `liveline_append_batch`: the projection rows of the admitted openings (`p_opened`,
--- command numbers), each with the app and global stripes it took.
+-- command numbers), each with the app and global stripes it took; their streams begin now.
 CREATE OR REPLACE FUNCTION liveline_batch_insert_openings(
     p_opened integer[],
     p_app_stripes smallint[],
@@ -11,7 +11,8 @@ BEGIN
     INSERT INTO activities
         SELECT r.* FROM unnest(p_opened, p_app_stripes, p_global_stripes) AS o(i, app_stripe, global_stripe),
             LATERAL jsonb_populate_record(NULL::activities, p_rows[o.i]
-                || jsonb_build_object('app_stripe', o.app_stripe, 'global_stripe', o.global_stripe)) AS r;
+                || jsonb_build_object('app_stripe', o.app_stripe, 'global_stripe', o.global_stripe,
+                    'stream_recorded_at', now())) AS r;
 END
 $$;
 GRANT EXECUTE ON ROUTINE liveline_batch_insert_openings TO liveline_service;

@@ -1,21 +1,24 @@
 -- A step of `liveline_append_batch`: locks the batch's existing activities (those of commands that
 -- expect a version above 0) in key order, the first of the locks every batch and single command
--- takes in one shared order. Returns, per command in batch order, its activity's version and row
--- address now (NULL for an opening, or when the activity does not exist). Each lock is a lookup by
--- key (LATERAL), whatever the planner thinks of the table's size.
+-- takes in one shared order. Returns, per command in batch order, its activity's version, row
+-- address and the time its stream began (its events' partition) now (NULL for an opening, or when
+-- the activity does not exist). Each lock is a lookup by key (LATERAL), whatever the planner
+-- thinks of the table's size.
 CREATE OR REPLACE FUNCTION liveline_batch_lock_activities(
     p_app_ids text[],
     p_activity_ids text[],
     p_expected_versions integer[],
     OUT versions integer[],
-    OUT tids tid[]
+    OUT tids tid[],
+    OUT stream_recorded_ats timestamptz[]
 )
 LANGUAGE plpgsql AS $$
 BEGIN
-    SELECT array_agg(l.version ORDER BY c.n), array_agg(l.tid ORDER BY c.n) INTO versions, tids
+    SELECT array_agg(l.version ORDER BY c.n), array_agg(l.tid ORDER BY c.n), array_agg(l.stream_recorded_at ORDER BY c.n)
+        INTO versions, tids, stream_recorded_ats
         FROM (SELECT * FROM unnest(p_app_ids, p_activity_ids, p_expected_versions) WITH ORDINALITY
                 ORDER BY 1, 2) AS c(app_id, activity_id, version, n)
-        LEFT JOIN LATERAL (SELECT a.version, a.ctid AS tid FROM activities a
+        LEFT JOIN LATERAL (SELECT a.version, a.ctid AS tid, a.stream_recorded_at FROM activities a
             WHERE c.version > 0 AND a.app_id = c.app_id AND a.activity_id = c.activity_id FOR UPDATE) AS l ON true;
 END
 $$;

@@ -36,12 +36,12 @@ CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
 
 CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
     LANGUAGE plpgsql
-    AS $$ body of 83 lines, sha256 e4fdf158af1550ce… $$;
+    AS $$ body of 88 lines, sha256 1e007a48b41e9e32… $$;
 
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 176 lines, sha256 9b0016b5874cd5d9… $$;
+    AS $$ body of 178 lines, sha256 6ef034817a4aa96f… $$;
 
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
@@ -82,11 +82,11 @@ CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids 
 
 CREATE FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) RETURNS void
     LANGUAGE plpgsql
-    AS $$ body of 8 lines, sha256 5fcfc88b6a986098… $$;
+    AS $$ body of 9 lines, sha256 e140e900b5271d1b… $$;
 
-CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[]) RETURNS record
+CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[]) RETURNS record
     LANGUAGE plpgsql
-    AS $$ body of 9 lines, sha256 d1f5c768ab2365db… $$;
+    AS $$ body of 10 lines, sha256 dadcc7663cd2d3c7… $$;
 
 CREATE FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) RETURNS void
     LANGUAGE plpgsql
@@ -103,6 +103,11 @@ CREATE FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_acti
 CREATE FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) RETURNS void
     LANGUAGE plpgsql
     AS $$ body of 15 lines, sha256 684a144aa05f0097… $$;
+
+CREATE FUNCTION public.liveline_create_partitions() RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$ body of 30 lines, sha256 1c89444b814475e4… $$;
 
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
@@ -173,6 +178,7 @@ CREATE TABLE public.activities (
     priority_updates timestamp with time zone[] DEFAULT '{}'::timestamp with time zone[] NOT NULL,
     app_stripe smallint,
     global_stripe smallint,
+    stream_recorded_at timestamp with time zone NOT NULL,
     CONSTRAINT activities_app_stripe_check CHECK (((app_stripe >= 0) AND (app_stripe <= 7))),
     CONSTRAINT activities_check CHECK (((next_deadline_at IS NULL) = (next_deadline_kind IS NULL))),
     CONSTRAINT activities_end_reason_check CHECK ((end_reason = ANY (ARRAY['app'::text, 'lifetime_exceeded'::text]))),
@@ -212,7 +218,8 @@ CREATE UNLOGGED TABLE public.activities_replay (
     end_reason text,
     priority_updates timestamp with time zone[] DEFAULT '{}'::timestamp with time zone[] NOT NULL,
     app_stripe smallint,
-    global_stripe smallint
+    global_stripe smallint,
+    stream_recorded_at timestamp with time zone
 );
 
 CREATE UNLOGGED TABLE public.activities_replay_changes (
@@ -247,7 +254,8 @@ CREATE UNLOGGED TABLE public.activities_replay_staged (
     end_reason text,
     priority_updates timestamp with time zone[] NOT NULL,
     app_stripe smallint,
-    global_stripe smallint
+    global_stripe smallint,
+    stream_recorded_at timestamp with time zone
 );
 
 CREATE TABLE public.admin_changes (
@@ -282,11 +290,13 @@ CREATE TABLE public.events (
     caused_by public.event_cause NOT NULL,
     occurred_at timestamp with time zone NOT NULL,
     recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    stream_recorded_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT events_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
     CONSTRAINT events_position_in_transaction CHECK ((("position" >> 16) = ((transaction_id)::text)::bigint)),
     CONSTRAINT events_type_check CHECK ((type ~ '^activity\.[a-z_]+$'::text)),
     CONSTRAINT events_version_check CHECK ((version > 0))
-);
+)
+PARTITION BY RANGE (stream_recorded_at);
 
 CREATE VIEW public.alerts_per_minute AS
  SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
@@ -489,6 +499,25 @@ CREATE TABLE public.device_open_counts (
     CONSTRAINT device_open_counts_open_check CHECK ((open >= 0))
 );
 
+CREATE TABLE public.events_before_partitions (
+    "position" bigint NOT NULL,
+    transaction_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    version integer NOT NULL,
+    type text NOT NULL,
+    data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    caused_by public.event_cause NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    stream_recorded_at timestamp with time zone DEFAULT NULL NOT NULL,
+    CONSTRAINT events_before_partitions_bound CHECK ((stream_recorded_at < '2000-01-01 00:00:00+00'::timestamp with time zone)),
+    CONSTRAINT events_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
+    CONSTRAINT events_position_in_transaction CHECK ((("position" >> 16) = ((transaction_id)::text)::bigint)),
+    CONSTRAINT events_type_check CHECK ((type ~ '^activity\.[a-z_]+$'::text)),
+    CONSTRAINT events_version_check CHECK ((version > 0))
+);
+
 CREATE VIEW public.events_per_minute AS
  SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
     events.app_id,
@@ -599,6 +628,25 @@ CREATE VIEW public.liveline_replay_rows AS
     activities_replay.end_reason,
     activities_replay.priority_updates
    FROM public.activities_replay;
+
+CREATE TABLE public.log_partitioning (
+    only_row boolean DEFAULT true NOT NULL,
+    partition_interval interval DEFAULT '1 day'::interval NOT NULL,
+    partitions_ahead integer DEFAULT 2 NOT NULL,
+    CONSTRAINT log_partitioning_only_row_check CHECK (only_row),
+    CONSTRAINT log_partitioning_partition_interval_check CHECK ((partition_interval >= '00:01:00'::interval)),
+    CONSTRAINT log_partitioning_partitions_ahead_check CHECK (((partitions_ahead >= 1) AND (partitions_ahead <= 100)))
+);
+
+CREATE TABLE public.log_partitions (
+    table_name text NOT NULL,
+    parent text NOT NULL,
+    from_time timestamp with time zone NOT NULL,
+    to_time timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT log_partitions_check CHECK ((to_time > from_time)),
+    CONSTRAINT log_partitions_parent_check CHECK ((parent = 'events'::text))
+);
 
 CREATE VIEW public.open_activities AS
  SELECT activities.app_id,
@@ -754,6 +802,8 @@ CREATE VIEW public.time_in_state AS
   WHERE (state_intervals.state <> 'dismissed'::text)
   GROUP BY state_intervals.app_id, state_intervals.state;
 
+ALTER TABLE ONLY public.events ATTACH PARTITION public.events_before_partitions FOR VALUES FROM (MINVALUE) TO ('2000-01-01 00:00:00+00');
+
 ALTER TABLE ONLY public.activities
     ADD CONSTRAINT activities_pkey PRIMARY KEY (app_id, activity_id);
 
@@ -803,10 +853,16 @@ ALTER TABLE ONLY public.device_open_counts
     ADD CONSTRAINT device_open_counts_pkey PRIMARY KEY (app_id, device_id);
 
 ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_app_id_activity_id_version_key UNIQUE (app_id, activity_id, version);
+    ADD CONSTRAINT events_stream_version UNIQUE (app_id, activity_id, version, stream_recorded_at);
+
+ALTER TABLE ONLY public.events_before_partitions
+    ADD CONSTRAINT events_before_partitions_app_id_activity_id_version_stream__key UNIQUE (app_id, activity_id, version, stream_recorded_at);
 
 ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_pkey PRIMARY KEY ("position");
+    ADD CONSTRAINT events_pkey PRIMARY KEY ("position", stream_recorded_at);
+
+ALTER TABLE ONLY public.events_before_partitions
+    ADD CONSTRAINT events_before_partitions_pkey PRIMARY KEY ("position", stream_recorded_at);
 
 ALTER TABLE ONLY public.global_open_stripes
     ADD CONSTRAINT global_open_stripes_pkey PRIMARY KEY (stripe);
@@ -819,6 +875,12 @@ ALTER TABLE ONLY public.liveline_functions
 
 ALTER TABLE ONLY public.liveline_migrations
     ADD CONSTRAINT liveline_migrations_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY public.log_partitioning
+    ADD CONSTRAINT log_partitioning_pkey PRIMARY KEY (only_row);
+
+ALTER TABLE ONLY public.log_partitions
+    ADD CONSTRAINT log_partitions_pkey PRIMARY KEY (table_name);
 
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_pkey PRIMARY KEY (id);
@@ -854,13 +916,21 @@ CREATE INDEX deliveries_position ON public.deliveries USING btree ("position");
 
 CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
 
-CREATE INDEX events_app_position ON public.events USING btree (app_id, "position");
+CREATE INDEX events_app_position ON ONLY public.events USING btree (app_id, "position");
 
-CREATE INDEX events_remote_starts ON public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
+CREATE INDEX events_before_partitions_app_position ON public.events_before_partitions USING btree (app_id, "position");
 
-CREATE INDEX events_type_occurred ON public.events USING btree (type, occurred_at);
+CREATE INDEX events_remote_starts ON ONLY public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
+
+CREATE INDEX events_before_partitions_remote_starts ON public.events_before_partitions USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
+
+CREATE INDEX events_type_occurred ON ONLY public.events USING btree (type, occurred_at);
+
+CREATE INDEX events_before_partitions_type_occurred ON public.events_before_partitions USING btree (type, occurred_at);
 
 CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
+
+CREATE UNIQUE INDEX log_partitions_parent_to_time ON public.log_partitions USING btree (parent, to_time);
 
 CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
 
@@ -869,6 +939,16 @@ CREATE INDEX push_token_invalidations_activity ON public.push_token_invalidation
 CREATE INDEX rejections_app_code_time ON public.rejections USING btree (app_id, code, occurred_at);
 
 CREATE INDEX rejections_time ON public.rejections USING btree (occurred_at);
+
+ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
+
+ALTER INDEX public.events_app_position ATTACH PARTITION public.events_before_partitions_app_position;
+
+ALTER INDEX public.events_pkey ATTACH PARTITION public.events_before_partitions_pkey;
+
+ALTER INDEX public.events_remote_starts ATTACH PARTITION public.events_before_partitions_remote_starts;
+
+ALTER INDEX public.events_type_occurred ATTACH PARTITION public.events_before_partitions_type_occurred;
 
 CREATE TRIGGER admin_changes_no_truncate BEFORE TRUNCATE ON public.admin_changes FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
 
@@ -891,6 +971,8 @@ CREATE TRIGGER deliveries_append_only BEFORE DELETE OR UPDATE ON public.deliveri
 CREATE TRIGGER delivery_suspensions_append_only BEFORE DELETE OR UPDATE ON public.delivery_suspensions FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
+
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events_before_partitions FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
 
 CREATE TRIGGER events_no_update_or_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
 
@@ -918,7 +1000,7 @@ ALTER TABLE ONLY public.delivery_suspensions
 ALTER TABLE ONLY public.device_open_counts
     ADD CONSTRAINT device_open_counts_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
-ALTER TABLE ONLY public.events
+ALTER TABLE ONLY public.events_before_partitions
     ADD CONSTRAINT events_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
 ALTER TABLE ONLY public.idempotency_keys
@@ -964,7 +1046,7 @@ GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activit
 
 GRANT ALL ON FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[]) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) TO liveline_service;
 
@@ -973,6 +1055,9 @@ GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activi
 GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) TO liveline_service;
+
+REVOKE ALL ON FUNCTION public.liveline_create_partitions() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.liveline_create_partitions() TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
 
@@ -1060,6 +1145,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.delivery_workers TO liveline_s
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_open_counts TO liveline_service;
 GRANT SELECT ON TABLE public.device_open_counts TO liveline_dashboard;
 
+GRANT SELECT,INSERT ON TABLE public.events_before_partitions TO liveline_service;
+GRANT SELECT ON TABLE public.events_before_partitions TO liveline_dashboard;
+
 GRANT SELECT ON TABLE public.events_per_minute TO liveline_dashboard;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.idempotency_keys TO liveline_service;
@@ -1076,6 +1164,12 @@ GRANT UPDATE ON TABLE public.liveline_append_gate TO liveline_service;
 GRANT SELECT ON TABLE public.liveline_migrations TO liveline_service;
 
 GRANT SELECT ON TABLE public.liveline_replay_rows TO liveline_service;
+
+GRANT SELECT,UPDATE ON TABLE public.log_partitioning TO liveline_service;
+GRANT SELECT ON TABLE public.log_partitioning TO liveline_dashboard;
+
+GRANT SELECT ON TABLE public.log_partitions TO liveline_service;
+GRANT SELECT ON TABLE public.log_partitions TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.open_activities TO liveline_dashboard;
 

@@ -202,6 +202,15 @@ enum ReplayQueries {
               AND r.state IN ('pending', 'active', 'stale') AND r.app_stripe IS NULL
             """
         )
+        // Each rebuilt stream keeps the time it began, which its events carry (their partition).
+        try connection.execute(
+            """
+            UPDATE activities_replay r SET stream_recorded_at = e.stream_recorded_at
+            FROM activities_replay_changes c, events e
+            WHERE c.app_id = r.app_id AND c.activity_id = r.activity_id
+              AND e.app_id = r.app_id AND e.activity_id = r.activity_id AND e.version = 1
+            """
+        )
         try connection.execute(
             """
             DELETE FROM activities a USING activities_replay_changes c

@@ -1,4 +1,11 @@
 extension EventStore {
+    /// Creates the log's partitions ahead of now (`log_partitioning` says how many, how long);
+    /// an event can be appended only into a partition that exists. Returns how many it created.
+    @discardableResult
+    public func createPartitions() async throws -> Int {
+        try await withTransaction { try RetentionQueries.createPartitions($0) }
+    }
+
     /// Removes the idempotency keys created more than `window` ago, `batchSize` per transaction
     /// (so appends never wait long behind it), until none is left. A retry with a removed key is
     /// a new command. Returns how many were removed.

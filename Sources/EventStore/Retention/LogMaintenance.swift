@@ -3,8 +3,9 @@ public import Logging
 public import Metrics
 public import ServiceLifecycle
 
-/// Keeps what the log holds within its windows, every `interval`: removes the idempotency keys
-/// older than `idempotencyWindow` (a retry after it is a new command). A failed run is an error in
+/// Keeps what the log holds within its windows, every `interval`: creates the log's partitions
+/// ahead of now, and removes the idempotency keys older than `idempotencyWindow` (a retry after it
+/// is a new command). A failed run is an error in
 /// the log, counted, and a degradation of `/readyz` (through `health`) until a run succeeds; the
 /// next run is tried an `interval` later. Several servers may run it at once: each key is removed
 /// once. Run it as a `Service`.
@@ -34,7 +35,8 @@ public struct LogMaintenance: Service {
     let logger: Logger
     let metrics: any MetricsFactory
 
-    /// - Parameter metrics: where `liveline_idempotency_keys_expired_total`,
+    /// - Parameter metrics: where `liveline_log_partitions_created_total`,
+    ///   `liveline_idempotency_keys_expired_total`,
     ///   `liveline_maintenance_failures_total` and `liveline_maintenance_last_success_seconds` (the
     ///   Unix time of the last run that succeeded) go.
     public init(
@@ -63,6 +65,11 @@ public struct LogMaintenance: Service {
     /// One run: everything past its window is removed, or the failure is reported.
     func runOnce() async {
         do {
+            let created = try await store.createPartitions()
+            Counter(label: "liveline_log_partitions_created_total", factory: metrics).increment(by: Int64(created))
+            if created > 0 {
+                logger.info("log partitions created", metadata: ["partitions": "\(created)"])
+            }
             let expired = try await store.expireIdempotencyKeys(
                 olderThan: configuration.idempotencyWindow,
                 batchSize: configuration.batchSize

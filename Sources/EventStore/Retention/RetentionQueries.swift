@@ -3,6 +3,12 @@ import Postgres
 
 /// The SQL of what the log keeps and for how long.
 enum RetentionQueries {
+    /// Creates the log's partitions from the newest one to some intervals past now
+    /// (`liveline_create_partitions`); returns how many.
+    static func createPartitions(_ connection: Connection) throws -> Int {
+        try connection.query("SELECT liveline_create_partitions() AS created").single?.decode("created") ?? 0
+    }
+
     /// Deletes up to `limit` idempotency keys created more than `window` ago, oldest first, and
     /// returns how many. Their age is by the database's clock, which stamped them; keys another
     /// transaction holds are left for the next batch.

@@ -1,0 +1,170 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+import Postgres
+import TestSupport
+import Testing
+
+@Suite("The log split by the time each stream began")
+struct LogPartitionTests {
+    /// Each event's partition and its stream's beginning, by stream and version.
+    private static func placement(_ pool: ConnectionPool) async throws -> [String: [String]] {
+        try await pool.withConnection { connection in
+            var placed: [String: [String]] = [:]
+            for row in try connection.query(
+                """
+                SELECT app_id || '/' || activity_id AS stream, tableoid::regclass::text AS partition
+                FROM events ORDER BY app_id, activity_id, version
+                """
+            ) {
+                placed[try row.decode("stream"), default: []].append(try row.decode("partition"))
+            }
+            return placed
+        }
+    }
+
+    /// The partitions of `events`, oldest first, as `log_partitions` records them.
+    private static func partitions(_ pool: ConnectionPool) async throws -> [(name: String, from: String, to: String)] {
+        try await pool.withConnection { connection in
+            try connection.query(
+                """
+                SELECT table_name, from_time::text AS from_time, to_time::text AS to_time FROM log_partitions
+                ORDER BY to_time
+                """
+            ).map { (try $0.decode("table_name"), try $0.decode("from_time"), try $0.decode("to_time")) }
+        }
+    }
+
+    @Test("partitions follow one another up to two intervals ahead; creating them again creates none")
+    func partitionsAhead() async throws {
+        let fixture = try await StoreFixture.make()
+        try await TestDatabase.withPool(fixture.database) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            #expect(try await store.createPartitions() == 0)
+            let made = try await Self.partitions(pool)
+            #expect(made.first?.name == "events_before_partitions")
+            #expect(zip(made, made.dropFirst()).allSatisfy { $0.to == $1.from })
+            let aheadOfNow: Bool = try await pool.withConnection { connection in
+                try connection.query(
+                    "SELECT max(to_time) >= now() + interval '2 days' AS ahead FROM log_partitions"
+                ).single!.decode("ahead")
+            }
+            #expect(aheadOfNow)
+
+            // A shorter interval: the next partitions are that long, and still follow on.
+            try await pool.withConnection { connection in
+                try connection.execute(
+                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 60"
+                )
+            }
+            #expect(try await store.createPartitions() > 0)
+            let more = try await Self.partitions(pool)
+            #expect(zip(more, more.dropFirst()).allSatisfy { $0.to == $1.from })
+            let hours: Int = try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT count(*)::bigint AS hours FROM log_partitions WHERE from_time + interval '1 hour' = to_time
+                    """
+                ).single!.decode("hours")
+            }
+            #expect(hours > 0)
+        }
+    }
+
+    @Test("every event of a stream lands in the partition of the time the stream began, however late it comes")
+    func streamsStayWhole() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            for name in ["a", "b"] {
+                try await store.execute(requestCommand(device: "d-\(name)"), on: fixture.stream(name), at: fixture.now)
+            }
+            // A batch of updates and an end, and the deadline worker's dismissal, in other transactions.
+            for step in 2...4 {
+                try await store.execute(updateCommand(step), on: fixture.stream("a"), at: fixture.now + .seconds(step))
+            }
+            try await store.execute(
+                .end(.init(dismissal: .immediate)),
+                on: fixture.stream("b"),
+                at: fixture.now + .seconds(5)
+            )
+        }
+        try await TestDatabase.withPool(fixture.database) { pool in
+            let placed = try await Self.placement(pool)
+            #expect(placed.count == 2)
+            for (stream, partitions) in placed {
+                #expect(Set(partitions).count == 1, "\(stream) spans \(partitions)")
+                #expect(partitions.first != "events_before_partitions")
+            }
+            let sameBeginning: Bool = try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT bool_and(e.stream_recorded_at = a.stream_recorded_at) AS same
+                    FROM events e JOIN activities a USING (app_id, activity_id)
+                    """
+                ).single!.decode("same")
+            }
+            #expect(sameBeginning)
+        }
+    }
+
+    @Test("a database migrated before partitions keeps every event, and its activities go on in the old table")
+    func upgradeKeepsTheLog() async throws {
+        let database = try await TestDatabase.makeEmpty()
+        let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
+        let functions = try FunctionDefinition.load(from: TestDatabase.functionsDirectory)
+        let app = AppID(rawValue: "upgraded")!
+        let old = StreamID(app: app, activity: ActivityID(rawValue: "old")!)
+        let ended = StreamID(app: app, activity: ActivityID(rawValue: "ended")!)
+        let new = StreamID(app: app, activity: ActivityID(rawValue: "new")!)
+        let now = Timestamp.now()
+        let logQuery: PostgresQuery = """
+            SELECT position, app_id, activity_id, version, type, data::text AS data, caused_by::text AS caused_by,
+                   occurred_at::text AS occurred_at, recorded_at::text AS recorded_at
+            FROM events ORDER BY position
+            """
+        func log(_ pool: ConnectionPool) async throws -> [String] {
+            try await pool.withConnection { connection in
+                try connection.query(logQuery).map { row in
+                    try [
+                        "position", "app_id", "activity_id", "version", "type", "data", "caused_by", "occurred_at",
+                        "recorded_at",
+                    ].map { name -> String in
+                        name == "position" || name == "version"
+                            ? "\(try row.decode(name, as: Int64.self))" : try row.decode(name, as: String.self)
+                    }.joined(separator: " ")
+                }
+            }
+        }
+        try await TestDatabase.withPool(database) { pool in
+            // The database as today's main left it: the numbered migrations before this one (with the
+            // function texts they carry), and a log written through them.
+            try await Migrator(migrations: migrations.filter { $0.version < 22 }, functions: [], pool: pool).migrate(
+                logger: TestDatabase.logger
+            )
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            try await store.createApp(app, AppSettings(bundleID: "b", maxOpen: 10), by: .commandLine)
+            try await store.execute(requestCommand(), on: old, at: now)
+            try await store.execute(updateCommand(2), on: old, at: now + .seconds(1))
+            try await store.execute(requestCommand(), on: ended, at: now)
+            try await store.execute(.end(.init(dismissal: .immediate)), on: ended, at: now + .seconds(1))
+            let before = try await log(pool)
+            #expect(before.count >= 4)
+            let oldVersion = try #require(try await store.activity(old)).activity.version
+
+            try await Migrator(migrations: migrations, functions: functions, pool: pool).migrate(
+                logger: TestDatabase.logger
+            )
+            #expect(try await store.createPartitions() > 0)
+            #expect(try await log(pool) == before)
+
+            try await store.execute(updateCommand(3), on: old, at: now + .seconds(2))
+            try await store.execute(requestCommand(), on: new, at: now + .seconds(2))
+            let placed = try await Self.placement(pool)
+            #expect(placed["upgraded/old"]?.count == oldVersion + 1)
+            #expect(placed["upgraded/old"]?.allSatisfy { $0 == "events_before_partitions" } == true)
+            #expect(placed["upgraded/ended"]?.allSatisfy { $0 == "events_before_partitions" } == true)
+            #expect(placed["upgraded/new"]?.contains("events_before_partitions") == false)
+            #expect(try await store.activity(old)?.activity.version == oldVersion + 1)
+        }
+    }
+}
