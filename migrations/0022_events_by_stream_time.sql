@@ -108,3 +108,9 @@ CREATE UNIQUE INDEX log_partitions_parent_to_time ON log_partitions (parent, to_
 INSERT INTO log_partitions (table_name, parent, from_time, to_time)
     VALUES ('events_before_partitions', 'events', '-infinity', '2000-01-01 00:00:00+00');
 GRANT SELECT ON log_partitions TO liveline_service, liveline_dashboard;
+
+-- For dashboards: each partition of the log, the times it covers and its size.
+CREATE VIEW log_partition_sizes AS
+    SELECT table_name AS partition, from_time, to_time, pg_total_relation_size(quote_ident(table_name)::regclass) AS bytes
+    FROM log_partitions;
+GRANT SELECT ON log_partition_sizes TO liveline_dashboard;

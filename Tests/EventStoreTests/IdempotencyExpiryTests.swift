@@ -132,6 +132,9 @@ struct IdempotencyExpiryTests {
             #expect(health.failure == nil)
             #expect(try metrics.expectCounter("liveline_idempotency_keys_expired_total").totalValue == 1)
             #expect(try metrics.expectGauge("liveline_maintenance_last_success_seconds").lastValue ?? 0 > 0)
+            #expect(try metrics.expectGauge("liveline_table_bytes", [("table", "events")]).lastValue ?? 0 > 0)
+            #expect(try metrics.expectGauge("liveline_table_bytes", [("table", "deliveries")]).lastValue ?? 0 > 0)
+            #expect(try metrics.expectGauge("liveline_log_partitions", [("when", "ahead")]).lastValue ?? 0 >= 2)
         }
         #expect(try await keptKeys().isEmpty)
     }

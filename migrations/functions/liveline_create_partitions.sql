@@ -27,7 +27,7 @@ BEGIN
         IF v_from < v_to - v_settings.partition_interval THEN
             v_to := v_to - v_settings.partition_interval;
         END IF;
-        v_name := 'events_' || to_char(v_from AT TIME ZONE 'UTC', 'YYYYMMDD"T"HH24MI');
+        v_name := 'events_' || to_char(v_from AT TIME ZONE 'UTC', 'YYYYMMDD_HH24MI');
         EXECUTE format('CREATE TABLE %I (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name);
         EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', v_name, v_from, v_to);
         INSERT INTO log_partitions (table_name, parent, from_time, to_time) VALUES (v_name, 'events', v_from, v_to);

@@ -107,7 +107,7 @@ CREATE FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_ti
 CREATE FUNCTION public.liveline_create_partitions() RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
-    AS $$ body of 30 lines, sha256 1c89444b814475e4… $$;
+    AS $$ body of 30 lines, sha256 70b9c6b5095ecbc8… $$;
 
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
@@ -629,15 +629,6 @@ CREATE VIEW public.liveline_replay_rows AS
     activities_replay.priority_updates
    FROM public.activities_replay;
 
-CREATE TABLE public.log_partitioning (
-    only_row boolean DEFAULT true NOT NULL,
-    partition_interval interval DEFAULT '1 day'::interval NOT NULL,
-    partitions_ahead integer DEFAULT 2 NOT NULL,
-    CONSTRAINT log_partitioning_only_row_check CHECK (only_row),
-    CONSTRAINT log_partitioning_partition_interval_check CHECK ((partition_interval >= '00:01:00'::interval)),
-    CONSTRAINT log_partitioning_partitions_ahead_check CHECK (((partitions_ahead >= 1) AND (partitions_ahead <= 100)))
-);
-
 CREATE TABLE public.log_partitions (
     table_name text NOT NULL,
     parent text NOT NULL,
@@ -646,6 +637,22 @@ CREATE TABLE public.log_partitions (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT log_partitions_check CHECK ((to_time > from_time)),
     CONSTRAINT log_partitions_parent_check CHECK ((parent = 'events'::text))
+);
+
+CREATE VIEW public.log_partition_sizes AS
+ SELECT log_partitions.table_name AS partition,
+    log_partitions.from_time,
+    log_partitions.to_time,
+    pg_total_relation_size((quote_ident(log_partitions.table_name))::regclass) AS bytes
+   FROM public.log_partitions;
+
+CREATE TABLE public.log_partitioning (
+    only_row boolean DEFAULT true NOT NULL,
+    partition_interval interval DEFAULT '1 day'::interval NOT NULL,
+    partitions_ahead integer DEFAULT 2 NOT NULL,
+    CONSTRAINT log_partitioning_only_row_check CHECK (only_row),
+    CONSTRAINT log_partitioning_partition_interval_check CHECK ((partition_interval >= '00:01:00'::interval)),
+    CONSTRAINT log_partitioning_partitions_ahead_check CHECK (((partitions_ahead >= 1) AND (partitions_ahead <= 100)))
 );
 
 CREATE VIEW public.open_activities AS
@@ -1165,11 +1172,13 @@ GRANT SELECT ON TABLE public.liveline_migrations TO liveline_service;
 
 GRANT SELECT ON TABLE public.liveline_replay_rows TO liveline_service;
 
-GRANT SELECT,UPDATE ON TABLE public.log_partitioning TO liveline_service;
-GRANT SELECT ON TABLE public.log_partitioning TO liveline_dashboard;
-
 GRANT SELECT ON TABLE public.log_partitions TO liveline_service;
 GRANT SELECT ON TABLE public.log_partitions TO liveline_dashboard;
+
+GRANT SELECT ON TABLE public.log_partition_sizes TO liveline_dashboard;
+
+GRANT SELECT,UPDATE ON TABLE public.log_partitioning TO liveline_service;
+GRANT SELECT ON TABLE public.log_partitioning TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.open_activities TO liveline_dashboard;
 

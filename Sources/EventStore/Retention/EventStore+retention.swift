@@ -6,6 +6,11 @@ extension EventStore {
         try await withTransaction { try RetentionQueries.createPartitions($0) }
     }
 
+    /// The bytes of the tables that grow with traffic and the partitions around now.
+    public func logFootprint() async throws -> LogFootprint {
+        try await withTransaction { try RetentionQueries.footprint($0) }
+    }
+
     /// Removes the idempotency keys created more than `window` ago, `batchSize` per transaction
     /// (so appends never wait long behind it), until none is left. A retry with a removed key is
     /// a new command. Returns how many were removed.

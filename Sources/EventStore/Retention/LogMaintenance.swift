@@ -35,7 +35,8 @@ public struct LogMaintenance: Service {
     let logger: Logger
     let metrics: any MetricsFactory
 
-    /// - Parameter metrics: where `liveline_log_partitions_created_total`,
+    /// - Parameter metrics: where `liveline_table_bytes{table}`, `liveline_log_partitions{when}`
+    ///   (`ahead`, `behind`), `liveline_log_partitions_created_total`,
     ///   `liveline_idempotency_keys_expired_total`,
     ///   `liveline_maintenance_failures_total` and `liveline_maintenance_last_success_seconds` (the
     ///   Unix time of the last run that succeeded) go.
@@ -75,6 +76,7 @@ public struct LogMaintenance: Service {
                 batchSize: configuration.batchSize
             )
             Counter(label: "liveline_idempotency_keys_expired_total", factory: metrics).increment(by: Int64(expired))
+            record(try await store.logFootprint())
             Gauge(label: "liveline_maintenance_last_success_seconds", factory: metrics)
                 .record(Double(Timestamp.now().microsecondsSince1970) / 1e6)
             if expired > 0 {
@@ -91,5 +93,15 @@ public struct LogMaintenance: Service {
             )
             health.report(failure: "\(error)")
         }
+    }
+
+    private func record(_ footprint: LogFootprint) {
+        for (table, bytes) in footprint.bytesByTable {
+            Gauge(label: "liveline_table_bytes", dimensions: [("table", table)], factory: metrics).record(bytes)
+        }
+        Gauge(label: "liveline_log_partitions", dimensions: [("when", "ahead")], factory: metrics)
+            .record(footprint.partitionsAhead)
+        Gauge(label: "liveline_log_partitions", dimensions: [("when", "behind")], factory: metrics)
+            .record(footprint.partitionsBehind)
     }
 }

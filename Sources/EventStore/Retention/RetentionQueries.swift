@@ -9,6 +9,30 @@ enum RetentionQueries {
         try connection.query("SELECT liveline_create_partitions() AS created").single?.decode("created") ?? 0
     }
 
+    /// The bytes of each table that grows with traffic (with its indexes, and its partitions'), and
+    /// how many of the log's partitions lie wholly ahead of now and wholly behind it.
+    static func footprint(_ connection: Connection) throws -> LogFootprint {
+        let bytes = try connection.query(
+            """
+            SELECT t.name, coalesce(
+                    (SELECT sum(pg_total_relation_size(p.relid)) FROM pg_partition_tree(t.name::regclass) p),
+                    pg_total_relation_size(t.name::regclass))::bigint AS bytes
+            FROM unnest(\(PostgresArray(LogFootprint.growingTables))) AS t(name)
+            """
+        ).map { (try $0.decode("name", as: String.self), Int(try $0.decode("bytes", as: Int64.self))) }
+        let partitions = try connection.query(
+            """
+            SELECT count(*) FILTER (WHERE from_time > now()) AS ahead, count(*) FILTER (WHERE to_time <= now()) AS behind
+            FROM log_partitions
+            """
+        ).single
+        return LogFootprint(
+            bytesByTable: Dictionary(uniqueKeysWithValues: bytes),
+            partitionsAhead: Int(try partitions?.decode("ahead", as: Int64.self) ?? 0),
+            partitionsBehind: Int(try partitions?.decode("behind", as: Int64.self) ?? 0)
+        )
+    }
+
     /// Deletes up to `limit` idempotency keys created more than `window` ago, oldest first, and
     /// returns how many. Their age is by the database's clock, which stamped them; keys another
     /// transaction holds are left for the next batch.

@@ -1,0 +1,16 @@
+/// What the log takes in the database: what operators watch to see that it does not grow
+/// without end.
+public struct LogFootprint: Sendable, Equatable {
+    /// The tables that grow with traffic.
+    static let growingTables = [
+        "events", "activities", "deliveries", "idempotency_keys", "rejections", "push_token_invalidations",
+        "push_to_start_token_changes",
+    ]
+
+    /// Bytes of each table that grows with traffic, its indexes and partitions included.
+    public let bytesByTable: [String: Int]
+    /// Partitions of `events` that begin after now: the room appends have.
+    public let partitionsAhead: Int
+    /// Partitions of `events` that ended before now: what retention will retire.
+    public let partitionsBehind: Int
+}
