@@ -12,7 +12,7 @@ struct Migrate: AsyncParsableCommand {
         try await reportingFailures {
             let environment = try CommandEnvironment.make(options)
             let applied = try await environment.withMigrator { try await $0.migrate(logger: environment.logger) }
-            try await environment.withStore { try await $0.createPartitions() }
+            _ = try await environment.withStore { try await $0.createPartitions() }
             print(
                 applied.isEmpty
                     ? "database is up to date" : "applied \(applied.fileNames.joined(separator: ", "))"

@@ -1,4 +1,4 @@
-public import CanonicalJSON
+import CanonicalJSON
 public import Logging
 public import Metrics
 public import ServiceLifecycle
