@@ -64,12 +64,12 @@ struct LocalAPNsCommandTests {
             }
         }
 
-        let server = try LivelineProcess.start(
+        let (server, _) = try await Loopback.startServer(
             ["serve"],
             database: database,
             environment: [
-                "LIVELINE_PORT": "\(try await Loopback.freePort())", "LIVELINE_SECRET_KEY": secret,
-                "LIVELINE_APNS_SANDBOX_URL": String(address), "LIVELINE_APNS_CA_FILE": certificate.path,
+                "LIVELINE_SECRET_KEY": secret, "LIVELINE_APNS_SANDBOX_URL": String(address),
+                "LIVELINE_APNS_CA_FILE": certificate.path,
             ]
         )
         defer { server.terminate() }

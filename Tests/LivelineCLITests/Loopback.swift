@@ -33,20 +33,48 @@ enum Loopback {
         return (channel, try #require(channel.localAddress?.port))
     }
 
+    /// Starts `liveline` with `arguments` on a free port (`LIVELINE_PORT`) and waits until it is
+    /// ready. A port that something else binds between `freePort()` and the server's bind (another
+    /// suite's server, say) is chosen again, up to five times.
+    static func startServer(
+        _ arguments: [String],
+        database: String?,
+        environment: [String: String?] = [:]
+    ) async throws -> (server: LivelineProcess, port: Int) {
+        for _ in 0..<5 {
+            let port = try await freePort()
+            let server = try LivelineProcess.start(
+                arguments,
+                database: database,
+                environment: environment.merging(["LIVELINE_PORT": "\(port)"]) { $1 }
+            )
+            if try await waitUntilReady(server, port: port, retryingATakenPort: true) { return (server, port) }
+        }
+        throw LoopbackError.noFreePort
+    }
+
     /// Waits until `server` answers `/readyz` on `port` with 200, for up to a minute; a server
-    /// that ends meanwhile (it could not bind, say) is a failure that shows what it printed.
-    static func waitUntilReady(_ server: LivelineProcess, port: Int) async throws {
+    /// that ends meanwhile (it could not bind, say) is a failure that shows what it printed —
+    /// unless the port was taken and `retryingATakenPort`: then the answer is `false`.
+    @discardableResult
+    static func waitUntilReady(
+        _ server: LivelineProcess,
+        port: Int,
+        retryingATakenPort: Bool = false
+    ) async throws -> Bool {
         for _ in 0..<600 {
             let ready = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
                 try await client.get("/readyz").status == .ok
             }
-            if ready == true { return }
+            if ready == true { return true }
             guard server.isRunning else {
+                if retryingATakenPort, server.errorsSoFar.contains("Address already in use") { return false }
                 Issue.record("the server for port \(port) ended before it was ready:\n\(server.errorsSoFar)")
-                return
+                return true
             }
             try await Task.sleep(for: .milliseconds(100))
         }
         Issue.record("the server on port \(port) was not ready within a minute:\n\(server.errorsSoFar)")
+        return true
     }
 }

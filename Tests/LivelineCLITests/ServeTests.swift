@@ -21,14 +21,12 @@ struct ServeTests {
         ).finish()
         let keyLine = try #require(created.lines.dropFirst().first)
         let key = String(try #require(keyLine.split(separator: ": ").last))
-        let port = try await Loopback.freePort()
-        let server = try LivelineProcess.start(
+        let (server, port) = try await Loopback.startServer(
             ["serve"],
             database: database,
-            environment: ["LIVELINE_PORT": "\(port)", "LIVELINE_LOG_LEVEL": "warning"]
+            environment: ["LIVELINE_LOG_LEVEL": "warning"]
         )
         defer { server.terminate() }  // should the test stop early
-        try await Loopback.waitUntilReady(server, port: port)
 
         // A client follows the event stream, which never ends on its own; eight clients request
         // activities one after another until the server stops answering; the server is told to
