@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // Strict JSON (parser, canonical writer, values, exact numbers) and exact RFC 3339
@@ -79,6 +80,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The archives of retired partitions: gzip-compressed CSV with a manifest (sizes,
+        // SHA-256, rows), written, flushed and checked before anything is dropped, and read back
+        // by `liveline verify --archive`. Knows files and CSV, not the database.
+        .target(
+            name: "LogArchive",
+            dependencies: [
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The event store, sorted by feature (commands, reading, apps, deadlines, schema), each
         // with its SQL; database errors end at its boundary.
         .target(
@@ -86,6 +99,7 @@ let package = Package(
             dependencies: [
                 "ActivityLifecycle",
                 "CanonicalJSON",
+                "LogArchive",
                 "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,6 +117,7 @@ let package = Package(
                 "CanonicalJSON",
                 "Delivery",
                 "EventStore",
+                "LogArchive",
                 "Postgres",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -197,6 +212,7 @@ let package = Package(
                 "EventLogTools",
                 "EventStore",
                 "LivelineHTTP",
+                "LogArchive",
                 "Postgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -276,6 +292,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LogArchiveTests",
+            dependencies: [
+                "LogArchive",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "PostgresTests",
             dependencies: ["Postgres", "TestSupport", "EmbeddedPostgres"],
             swiftSettings: swiftSettings
@@ -286,6 +310,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 "ActivityLifecycle", "CanonicalJSON",
                 "EventStore",
+                "LogArchive",
                 "Postgres",
                 "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -319,6 +344,7 @@ let package = Package(
                 "EventLogTools",
                 "EventStore",
                 "LivelineHTTP",
+                "LogArchive",
                 "Postgres",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),

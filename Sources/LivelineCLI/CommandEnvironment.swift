@@ -7,6 +7,7 @@ import EventStore
 import Foundation
 import Hummingbird
 import LivelineHTTP
+import LogArchive
 import Logging
 import Metrics
 import NIOCore
@@ -75,8 +76,12 @@ struct CommandEnvironment {
             notifier: notifier,
             writers: configuration.writers
         )
+        if let interval = configuration.partitionInterval {
+            try await store.setPartitionInterval(interval)
+        }
         // Appends need the partition of now before the first request; maintenance keeps them ahead.
         try await store.createPartitions()
+        let retention = try await retentionPolicy(store)
         if let globalMaxOpen = configuration.globalMaxOpen {
             try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
@@ -85,7 +90,7 @@ struct CommandEnvironment {
         let maintenanceHealth = MaintenanceHealth()
         let maintenance = LogMaintenance(
             store: store,
-            configuration: .init(idempotencyWindow: configuration.idempotencyWindow),
+            configuration: .init(idempotencyWindow: configuration.idempotencyWindow, retention: retention),
             health: maintenanceHealth,
             logger: logger
         )
@@ -114,6 +119,33 @@ struct CommandEnvironment {
             services: before + [pool, listener, notifier, worker, maintenance] + delivery,
             logger: logger
         )
+    }
+
+    /// The retention the settings ask for, checked before the server starts: its role may retire
+    /// partitions, and its archive folder can be written. `nil` when no retention is set.
+    private func retentionPolicy(_ store: EventStore) async throws -> RetentionPolicy? {
+        guard let retention = configuration.retention else { return nil }
+        do {
+            try await store.checkMayRetirePartitions()
+        } catch let error as RetentionNotPermitted {
+            throw ConfigurationError("LIVELINE_RETENTION is set, but \(error)")
+        }
+        let archive = configuration.archiveDirectory.map(ArchiveFolder.init(path:))
+        do {
+            try archive?.prepare()
+        } catch {
+            throw ConfigurationError("LIVELINE_ARCHIVE_DIR: \(error)")
+        }
+        if archive == nil {
+            logger.warning(
+                "LIVELINE_RETENTION is set without LIVELINE_ARCHIVE_DIR: retired partitions are dropped unarchived"
+            )
+        }
+        logger.info(
+            "retention on",
+            metadata: ["retention": "\(retention.humanReadable)", "archive": "\(archive?.path ?? "none")"]
+        )
+        return RetentionPolicy(retention: retention, archive: archive)
     }
 
     /// Runs `app` until it is stopped. An address it cannot listen on (taken, not this host's, or

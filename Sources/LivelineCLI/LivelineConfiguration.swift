@@ -29,6 +29,12 @@ package struct LivelineConfiguration: Sendable {
     package var dismissalWindow: Duration
     /// How long an idempotency key is kept: a retry after it is a new command.
     package var idempotencyWindow: Duration
+    /// How long the log keeps a partition after it settled; `nil` keeps everything.
+    package var retention: Duration?
+    /// Where retired partitions are archived before they are dropped.
+    package var archiveDirectory: String?
+    /// The length of the log's partitions, applied to the database at start-up when set.
+    package var partitionInterval: Duration?
     /// The service-wide cap on open activities, applied to the database at start-up when set.
     package var globalMaxOpen: Int?
     /// Where `liveline dev` keeps its private PostgreSQL cluster (and its secret key).
@@ -50,6 +56,9 @@ package struct LivelineConfiguration: Sendable {
     package var apnsTimeout: Duration
     /// How many requests to APNs may be in flight at once.
     package var deliveryInFlight: Int
+
+    /// What the shortest retention adds to the longest an activity can live.
+    static let retentionMargin = Duration.seconds(60)
 
     package init(flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         let reader = ConfigReader(providers: [
@@ -92,6 +101,15 @@ package struct LivelineConfiguration: Sendable {
         activeLifetime = try setting("liveline.active.lifetime").duration(default: .seconds(8 * 3600))
         dismissalWindow = try setting("liveline.dismissal.window").duration(default: .seconds(4 * 3600))
         idempotencyWindow = try setting("liveline.idempotency.window").duration(default: .seconds(24 * 3600))
+        retention = try setting("liveline.retention").duration(
+            atLeast: activeLifetime + dismissalWindow + Self.retentionMargin,
+            because: "the longest an activity lives (LIVELINE_ACTIVE_LIFETIME + LIVELINE_DISMISSAL_WINDOW) and a minute"
+        )
+        archiveDirectory = setting("liveline.archive.dir").value
+        partitionInterval = try setting("liveline.partition.interval").duration(
+            atLeast: .seconds(60),
+            because: "the shortest partition"
+        )
         let globalMaxOpen = setting("liveline.global.max.open")
         self.globalMaxOpen =
             globalMaxOpen.value == nil ? nil : try globalMaxOpen.integer(default: 0, in: 0...Int(Int32.max))
@@ -162,6 +180,18 @@ struct Setting {
         return value
     }
 
+    /// An optional duration of at least `minimum`; `nil` when unset.
+    func duration(atLeast minimum: Duration, because reason: String) throws -> Duration? {
+        guard value != nil else { return nil }
+        let duration = try duration(default: minimum)
+        guard duration >= minimum else {
+            throw ConfigurationError(
+                "\(name) must be at least \(minimum.humanReadable), \(reason), got \"\(value ?? "")\""
+            )
+        }
+        return duration
+    }
+
     func duration(default fallback: Duration) throws -> Duration {
         guard let value else { return fallback }
         guard let duration = Duration(humanReadable: value), duration > .zero else {
@@ -183,9 +213,16 @@ package struct ConfigurationError: Error, CustomStringConvertible {
 }
 
 extension Duration {
-    /// Parses durations written as a sequence of number-unit pairs: `8h`, `90m`, `1h30m`, `2s`, `250ms`.
+    /// The units of durations as written, longest first.
+    private static let units: [(suffix: String, milliseconds: Int64)] = [
+        ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
+    ]
+
+    /// Parses durations written as a sequence of number-unit pairs: `7d`, `8h`, `90m`, `1h30m`,
+    /// `2s`, `250ms`.
     package init?(humanReadable text: String) {
-        let units: [(suffix: String, milliseconds: Int64)] = [("ms", 1), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)]
+        // `ms` before `m` and `s`, which it begins with or ends with.
+        let units = Self.units.sorted { $0.suffix.count > $1.suffix.count }
         var rest = Substring(text)
         var total: Int64 = 0
         guard !rest.isEmpty else { return nil }
@@ -201,6 +238,18 @@ extension Duration {
             total += product
         }
         self = .milliseconds(total)
+    }
+
+    /// The duration as it is written in settings (`12h1m`, `90s`), to the millisecond.
+    package var humanReadable: String {
+        var rest = components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
+        guard rest > 0 else { return "0s" }
+        var text = ""
+        for unit in Self.units where rest >= unit.milliseconds {
+            text += "\(rest / unit.milliseconds)\(unit.suffix)"
+            rest %= unit.milliseconds
+        }
+        return text
     }
 }
 

@@ -34,6 +34,48 @@ extension Connection {
     }
 }
 
+extension Connection {
+    /// Runs a `COPY … TO STDOUT` statement and hands each piece of its output to `consume`, in
+    /// order, as it arrives (a piece is one row in libpq); returns how many rows the server sent.
+    /// When `consume` throws, the rest of the output is read and dropped, and the error is thrown.
+    ///
+    /// COPY takes no parameters: the statement may interpolate identifiers, never values.
+    @discardableResult
+    public func copyOut(_ query: PostgresQuery, into consume: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        precondition(query.bindings.isEmpty, "COPY takes no parameters")
+        let statement = query.sql
+        let started = PQexec(handle, statement)
+        guard let started, PQresultStatus(started) == PGRES_COPY_OUT else {
+            _ = try check(started, query: statement)
+            throw PostgresError(code: .server, message: "\(statement) did not start a COPY TO STDOUT")
+        }
+        PQclear(started)
+        var consumerError: (any Error)?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let length = PQgetCopyData(handle, &buffer, 0)
+            guard length >= 0, let buffer else { break }
+            defer { PQfreemem(buffer) }
+            if consumerError == nil {
+                do {
+                    try consume(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+                } catch {
+                    consumerError = error
+                }
+            }
+        }
+        // -1: the COPY is done and its result follows; -2: the connection failed.
+        var outcome: Result<Int, any Error> = .failure(
+            PostgresError(code: .connectionFailure, message: lastErrorMessage)
+        )
+        while let result = PQgetResult(handle) {
+            outcome = Result { try check(result, query: statement).affectedRows }
+        }
+        if let consumerError { throw consumerError }
+        return try outcome.get()
+    }
+}
+
 /// Rows in `COPY`'s text format, built in memory: each value escaped, columns separated by tabs,
 /// rows ended by newlines, `\N` for NULL. A row is built field by field (`appendField`, then
 /// `endRow`).

@@ -89,6 +89,15 @@ public final class Connection: @unchecked Sendable {
         _ = try check(result, query: script)
     }
 
+    /// Runs a statement that takes no parameters and is not worth preparing, through the simple
+    /// query protocol: a change of the schema that names a table that changes each time (a
+    /// partition's), or one that must run outside any transaction (`DETACH … CONCURRENTLY`).
+    /// It may interpolate identifiers and literals, never values.
+    public func executeUnprepared(_ query: PostgresQuery) throws {
+        precondition(query.bindings.isEmpty, "an unprepared statement takes no parameters")
+        try executeScript(query.sql)
+    }
+
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     public func transaction<T>(
         isolation: IsolationLevel = .readCommitted,

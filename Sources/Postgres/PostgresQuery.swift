@@ -91,6 +91,14 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
         public mutating func appendInterpolation(identifier: String) {
             sql += "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
+
+        /// Quoted identifiers separated by commas: the columns of a table read from the catalog.
+        public mutating func appendInterpolation(identifiers: [String]) {
+            for (index, identifier) in identifiers.enumerated() {
+                if index > 0 { sql += ", " }
+                appendInterpolation(identifier: identifier)
+            }
+        }
     }
 }
 

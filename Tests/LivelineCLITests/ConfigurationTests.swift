@@ -20,6 +20,37 @@ struct ConfigurationTests {
         #expect(configuration.dismissalWindow == .seconds(4 * 3600))
         #expect(configuration.globalMaxOpen == nil)
         #expect(configuration.devDataDirectory.relativePath == ".liveline")
+        #expect(configuration.retention == nil)
+        #expect(configuration.archiveDirectory == nil)
+        #expect(configuration.partitionInterval == nil)
+    }
+
+    @Test("retention is at least the longest an activity lives and a minute, however short lifetimes are set")
+    func retention() throws {
+        let week = try LivelineConfiguration(
+            flags: [:],
+            environment: ["LIVELINE_RETENTION": "7d", "LIVELINE_ARCHIVE_DIR": "/archives"]
+        )
+        #expect(week.retention == .seconds(7 * 86400))
+        #expect(week.archiveDirectory == "/archives")
+        let scaled = [
+            "LIVELINE_ACTIVE_LIFETIME": "2m", "LIVELINE_DISMISSAL_WINDOW": "1m", "LIVELINE_PARTITION_INTERVAL": "1m",
+        ]
+        #expect(
+            try LivelineConfiguration(flags: [:], environment: scaled.merging(["LIVELINE_RETENTION": "4m"]) { $1 })
+                .retention == .seconds(240)
+        )
+        #expect(try LivelineConfiguration(flags: [:], environment: scaled).partitionInterval == .seconds(60))
+        #expect {
+            _ = try LivelineConfiguration(
+                flags: [:],
+                environment: scaled.merging(["LIVELINE_RETENTION": "3m59s"]) { $1 }
+            )
+        } throws: { error in
+            (error as? ConfigurationError)?.description
+                == "LIVELINE_RETENTION must be at least 4m, the longest an activity lives "
+                + #"(LIVELINE_ACTIVE_LIFETIME + LIVELINE_DISMISSAL_WINDOW) and a minute, got "3m59s""#
+        }
     }
 
     @Test("the environment sets each value; a flag wins over it; an empty variable counts as unset")
@@ -74,6 +105,15 @@ struct ConfigurationTests {
                 #"LIVELINE_ACTIVE_LIFETIME must be a positive duration such as 8h, 90m, 30s or 1h30m, got "8""#
             ),
             (
+                "LIVELINE_RETENTION", "12h",
+                "LIVELINE_RETENTION must be at least 12h1m, the longest an activity lives "
+                    + #"(LIVELINE_ACTIVE_LIFETIME + LIVELINE_DISMISSAL_WINDOW) and a minute, got "12h""#
+            ),
+            (
+                "LIVELINE_PARTITION_INTERVAL", "30s",
+                #"LIVELINE_PARTITION_INTERVAL must be at least 1m, the shortest partition, got "30s""#
+            ),
+            (
                 "LIVELINE_DISMISSAL_WINDOW", "0h",
                 #"LIVELINE_DISMISSAL_WINDOW must be a positive duration such as 8h, 90m, 30s or 1h30m, got "0h""#
             ),
@@ -88,15 +128,17 @@ struct ConfigurationTests {
     }
 
     @Test(
-        "durations are number-unit pairs in h, m, s and ms, summed",
+        "durations are number-unit pairs in d, h, m, s and ms, summed, and are written back so",
         arguments: [
-            ("8h", Duration.seconds(8 * 3600)), ("90m", .seconds(90 * 60)), ("30s", .seconds(30)),
-            ("250ms", .milliseconds(250)), ("1h30m", .seconds(5400)), ("1m1s1ms", .milliseconds(61_001)),
-            ("08h", .seconds(8 * 3600)), ("0s", .zero),
-        ]
+            ("7d", 7 * 86_400_000), ("1d12h", 36 * 3_600_000), ("12h1m", 43_260_000), ("8h", 8 * 3_600_000),
+            ("90m", 90 * 60_000), ("30s", 30_000), ("250ms", 250), ("1h30m", 5_400_000), ("1m1s1ms", 61_001),
+            ("08h", 8 * 3_600_000), ("0s", 0),
+        ] as [(String, Int64)]
     )
-    func durations(text: String, duration: Duration) {
+    func durations(text: String, milliseconds: Int64) {
+        let duration = Duration.milliseconds(milliseconds)
         #expect(Duration(humanReadable: text) == duration)
+        #expect(Duration(humanReadable: duration.humanReadable) == duration)
     }
 
     @Test(

@@ -1,15 +1,19 @@
--- Creates the partitions of `events` from the end of the newest one to `partitions_ahead`
--- intervals past now (`log_partitioning`), each one `partition_interval` long and aligned to it
--- (a gap since the newest, when the server was away, becomes one partition of its own, so the
--- partitions always follow one another). Returns how many it created.
+-- Creates the partitions of each table split by time (`events`, `deliveries`,
+-- `push_token_invalidations`, `rejections`: the parents in `log_partitions`) from the end of its
+-- newest one to `partitions_ahead` intervals past now (`log_partitioning`), each one
+-- `partition_interval` long and aligned to it (a gap since the newest, when the server was away,
+-- becomes one partition of its own, so the partitions always follow one another). Returns how
+-- many it created. A partition of a table other than the log settles at its end: nothing is
+-- written to it after.
 --
--- A partition is made as a table of its own and then attached, which locks `events` only
+-- A partition is made as a table of its own and then attached, which locks the table only
 -- against other changes of its shape, never against appends or reads. It runs with its owner's
 -- rights (the role that migrated the database), so that the server may call it.
 CREATE OR REPLACE FUNCTION liveline_create_partitions() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     v_settings log_partitioning;
+    v_parent text;
     v_from timestamptz;
     v_to timestamptz;
     v_until timestamptz;
@@ -20,19 +24,23 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtextextended('liveline_create_partitions', 0));
     SELECT * INTO v_settings FROM log_partitioning;
     v_until := now() + v_settings.partitions_ahead * v_settings.partition_interval;
-    SELECT max(to_time) INTO v_from FROM log_partitions WHERE parent = 'events';
-    WHILE v_from < v_until LOOP
-        v_to := date_bin(v_settings.partition_interval, greatest(v_from, now()), '2000-01-01 00:00:00+00')
-            + v_settings.partition_interval;
-        IF v_from < v_to - v_settings.partition_interval THEN
-            v_to := v_to - v_settings.partition_interval;
-        END IF;
-        v_name := 'events_' || to_char(v_from AT TIME ZONE 'UTC', 'YYYYMMDD_HH24MI');
-        EXECUTE format('CREATE TABLE %I (LIKE events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name);
-        EXECUTE format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', v_name, v_from, v_to);
-        INSERT INTO log_partitions (table_name, parent, from_time, to_time) VALUES (v_name, 'events', v_from, v_to);
-        v_created := v_created + 1;
-        v_from := v_to;
+    FOR v_parent IN SELECT DISTINCT parent FROM log_partitions ORDER BY parent LOOP
+        SELECT max(to_time) INTO v_from FROM log_partitions WHERE parent = v_parent;
+        WHILE v_from < v_until LOOP
+            v_to := date_bin(v_settings.partition_interval, greatest(v_from, now()), '2000-01-01 00:00:00+00')
+                + v_settings.partition_interval;
+            IF v_from < v_to - v_settings.partition_interval THEN
+                v_to := v_to - v_settings.partition_interval;
+            END IF;
+            v_name := v_parent || '_' || to_char(v_from AT TIME ZONE 'UTC', 'YYYYMMDD_HH24MI');
+            EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', v_name, v_parent);
+            EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                v_parent, v_name, v_from, v_to);
+            INSERT INTO log_partitions (table_name, parent, from_time, to_time, settled_at)
+                VALUES (v_name, v_parent, v_from, v_to, CASE WHEN v_parent <> 'events' THEN v_to END);
+            v_created := v_created + 1;
+            v_from := v_to;
+        END LOOP;
     END LOOP;
     RETURN v_created;
 END

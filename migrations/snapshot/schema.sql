@@ -107,7 +107,7 @@ CREATE FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_ti
 CREATE FUNCTION public.liveline_create_partitions() RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
-    AS $$ body of 30 lines, sha256 70b9c6b5095ecbc8… $$;
+    AS $$ body of 35 lines, sha256 a74ea166db29fa2b… $$;
 
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
@@ -413,16 +413,41 @@ CREATE TABLE public.deliveries (
     CONSTRAINT deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'superseded'::text, 'awaiting_token'::text, 'no_credentials'::text, 'undeliverable'::text, 'expired'::text, 'sending'::text]))),
     CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
     CONSTRAINT deliveries_version_check CHECK ((version > 0))
+)
+PARTITION BY RANGE (recorded_at);
+
+CREATE TABLE public.deliveries_before_partitions (
+    id bigint DEFAULT NULL NOT NULL,
+    "position" bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    version integer NOT NULL,
+    outcome text NOT NULL,
+    attempt integer NOT NULL,
+    apns_id uuid,
+    device_token text,
+    priority smallint,
+    status integer,
+    reason text,
+    latency_us bigint,
+    attempted_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    channel_id text,
+    CONSTRAINT deliveries_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT deliveries_latency_us_check CHECK ((latency_us >= 0)),
+    CONSTRAINT deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'superseded'::text, 'awaiting_token'::text, 'no_credentials'::text, 'undeliverable'::text, 'expired'::text, 'sending'::text]))),
+    CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
+    CONSTRAINT deliveries_version_check CHECK ((version > 0))
 );
 
-ALTER TABLE public.deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME public.deliveries_id_seq
+CREATE SEQUENCE public.deliveries_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
     NO MAXVALUE
-    CACHE 1
-);
+    CACHE 1;
+
+ALTER SEQUENCE public.deliveries_id_seq OWNED BY public.deliveries.id;
 
 CREATE VIEW public.deliveries_per_minute AS
  SELECT date_trunc('minute'::text, deliveries.attempted_at) AS minute,
@@ -547,7 +572,8 @@ CREATE TABLE public.push_token_invalidations (
     reason text NOT NULL,
     invalid_since timestamp with time zone NOT NULL,
     recorded_at timestamp with time zone DEFAULT now() NOT NULL
-);
+)
+PARTITION BY RANGE (recorded_at);
 
 CREATE VIEW public.invalidated_tokens_per_minute AS
  SELECT date_trunc('minute'::text, push_token_invalidations.recorded_at) AS minute,
@@ -635,8 +661,11 @@ CREATE TABLE public.log_partitions (
     from_time timestamp with time zone NOT NULL,
     to_time timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    settled_at timestamp with time zone,
+    archive jsonb,
+    retired_at timestamp with time zone,
     CONSTRAINT log_partitions_check CHECK ((to_time > from_time)),
-    CONSTRAINT log_partitions_parent_check CHECK ((parent = 'events'::text))
+    CONSTRAINT log_partitions_parent_check CHECK ((parent = ANY (ARRAY['events'::text, 'deliveries'::text, 'push_token_invalidations'::text, 'rejections'::text])))
 );
 
 CREATE VIEW public.log_partition_sizes AS
@@ -713,14 +742,26 @@ CREATE VIEW public.push_to_start_tokens AS
            FROM public.push_to_start_token_changes later
           WHERE (((later.app_id)::text = (registration.app_id)::text) AND ((later.device_id)::text = (registration.device_id)::text) AND (later.activity_type = registration.activity_type) AND (later.id > registration.id) AND ((later.change = 'removed'::text) OR ((later.change = 'invalidated'::text) AND (later.token = registration.token) AND (later.invalid_since >= registration.changed_at)))))));
 
-ALTER TABLE public.push_token_invalidations ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME public.push_token_invalidations_id_seq
+CREATE TABLE public.push_token_invalidations_before_partitions (
+    id bigint DEFAULT NULL NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    device_token text NOT NULL,
+    "position" bigint NOT NULL,
+    status integer NOT NULL,
+    reason text NOT NULL,
+    invalid_since timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE SEQUENCE public.push_token_invalidations_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
     NO MAXVALUE
-    CACHE 1
-);
+    CACHE 1;
+
+ALTER SEQUENCE public.push_token_invalidations_id_seq OWNED BY public.push_token_invalidations.id;
 
 CREATE TABLE public.rejections (
     id bigint NOT NULL,
@@ -729,17 +770,30 @@ CREATE TABLE public.rejections (
     command text NOT NULL,
     code text NOT NULL,
     details jsonb DEFAULT '{}'::jsonb NOT NULL,
-    occurred_at timestamp with time zone DEFAULT now() NOT NULL
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
+)
+PARTITION BY RANGE (recorded_at);
+
+CREATE TABLE public.rejections_before_partitions (
+    id bigint DEFAULT NULL NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id text,
+    command text NOT NULL,
+    code text NOT NULL,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
-ALTER TABLE public.rejections ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME public.rejections_id_seq
+CREATE SEQUENCE public.rejections_id_seq
     START WITH 1
     INCREMENT BY 1
     NO MINVALUE
     NO MAXVALUE
-    CACHE 1
-);
+    CACHE 1;
+
+ALTER SEQUENCE public.rejections_id_seq OWNED BY public.rejections.id;
 
 CREATE VIEW public.rejections_per_minute AS
  SELECT date_trunc('minute'::text, rejections.occurred_at) AS minute,
@@ -809,7 +863,19 @@ CREATE VIEW public.time_in_state AS
   WHERE (state_intervals.state <> 'dismissed'::text)
   GROUP BY state_intervals.app_id, state_intervals.state;
 
+ALTER TABLE ONLY public.deliveries ATTACH PARTITION public.deliveries_before_partitions FOR VALUES FROM (MINVALUE) TO ('<migrated>');
+
 ALTER TABLE ONLY public.events ATTACH PARTITION public.events_before_partitions FOR VALUES FROM (MINVALUE) TO ('2000-01-01 00:00:00+00');
+
+ALTER TABLE ONLY public.push_token_invalidations ATTACH PARTITION public.push_token_invalidations_before_partitions FOR VALUES FROM (MINVALUE) TO ('<migrated>');
+
+ALTER TABLE ONLY public.rejections ATTACH PARTITION public.rejections_before_partitions FOR VALUES FROM (MINVALUE) TO ('<migrated>');
+
+ALTER TABLE ONLY public.deliveries ALTER COLUMN id SET DEFAULT nextval('public.deliveries_id_seq'::regclass);
+
+ALTER TABLE ONLY public.push_token_invalidations ALTER COLUMN id SET DEFAULT nextval('public.push_token_invalidations_id_seq'::regclass);
+
+ALTER TABLE ONLY public.rejections ALTER COLUMN id SET DEFAULT nextval('public.rejections_id_seq'::regclass);
 
 ALTER TABLE ONLY public.activities
     ADD CONSTRAINT activities_pkey PRIMARY KEY (app_id, activity_id);
@@ -842,7 +908,10 @@ ALTER TABLE ONLY public.broadcast_channels
     ADD CONSTRAINT broadcast_channels_pkey PRIMARY KEY (app_id, channel_id);
 
 ALTER TABLE ONLY public.deliveries
-    ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id, recorded_at);
+
+ALTER TABLE ONLY public.deliveries_before_partitions
+    ADD CONSTRAINT deliveries_before_partitions_pkey PRIMARY KEY (id, recorded_at);
 
 ALTER TABLE ONLY public.delivery_holds
     ADD CONSTRAINT delivery_holds_pkey PRIMARY KEY (app_id, activity_id, "position");
@@ -893,10 +962,16 @@ ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.push_token_invalidations
-    ADD CONSTRAINT push_token_invalidations_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT push_token_invalidations_pkey PRIMARY KEY (id, recorded_at);
+
+ALTER TABLE ONLY public.push_token_invalidations_before_partitions
+    ADD CONSTRAINT push_token_invalidations_before_partitions_pkey PRIMARY KEY (id, recorded_at);
 
 ALTER TABLE ONLY public.rejections
-    ADD CONSTRAINT rejections_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT rejections_pkey PRIMARY KEY (id, recorded_at);
+
+ALTER TABLE ONLY public.rejections_before_partitions
+    ADD CONSTRAINT rejections_before_partitions_pkey PRIMARY KEY (id, recorded_at);
 
 ALTER TABLE ONLY public.service_limits
     ADD CONSTRAINT service_limits_pkey PRIMARY KEY (singleton);
@@ -909,17 +984,27 @@ CREATE INDEX activities_next_deadline ON public.activities USING btree (next_dea
 
 CREATE INDEX activities_open_by_device ON public.activities USING btree (app_id, device_id) WHERE ((device_id IS NOT NULL) AND (state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text])));
 
+CREATE INDEX activities_stream_time ON public.activities USING btree (stream_recorded_at);
+
+CREATE INDEX activities_undismissed_stream_time ON public.activities USING btree (stream_recorded_at) WHERE (state <> 'dismissed'::text);
+
 CREATE INDEX admin_changes_app_time ON public.admin_changes USING btree (app_id, occurred_at);
 
 CREATE INDEX api_keys_app ON public.api_keys USING btree (app_id);
 
 CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (app_id, created_at) WHERE (deleted_at IS NULL);
 
-CREATE INDEX deliveries_activity ON public.deliveries USING btree (app_id, activity_id, id);
+CREATE INDEX deliveries_activity ON ONLY public.deliveries USING btree (app_id, activity_id, id);
 
-CREATE INDEX deliveries_attempted ON public.deliveries USING btree (attempted_at);
+CREATE INDEX deliveries_attempted ON ONLY public.deliveries USING btree (attempted_at);
 
-CREATE INDEX deliveries_position ON public.deliveries USING btree ("position");
+CREATE INDEX deliveries_before_partitions_activity ON public.deliveries_before_partitions USING btree (app_id, activity_id, id);
+
+CREATE INDEX deliveries_before_partitions_attempted ON public.deliveries_before_partitions USING btree (attempted_at);
+
+CREATE INDEX deliveries_position ON ONLY public.deliveries USING btree ("position");
+
+CREATE INDEX deliveries_before_partitions_position ON public.deliveries_before_partitions USING btree ("position");
 
 CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
 
@@ -941,11 +1026,25 @@ CREATE UNIQUE INDEX log_partitions_parent_to_time ON public.log_partitions USING
 
 CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
 
-CREATE INDEX push_token_invalidations_activity ON public.push_token_invalidations USING btree (app_id, activity_id);
+CREATE INDEX push_token_invalidations_activity ON ONLY public.push_token_invalidations USING btree (app_id, activity_id);
 
-CREATE INDEX rejections_app_code_time ON public.rejections USING btree (app_id, code, occurred_at);
+CREATE INDEX push_token_invalidations_before_partitions_activity ON public.push_token_invalidations_before_partitions USING btree (app_id, activity_id);
 
-CREATE INDEX rejections_time ON public.rejections USING btree (occurred_at);
+CREATE INDEX rejections_app_code_time ON ONLY public.rejections USING btree (app_id, code, occurred_at);
+
+CREATE INDEX rejections_before_partitions_app_code_time ON public.rejections_before_partitions USING btree (app_id, code, occurred_at);
+
+CREATE INDEX rejections_time ON ONLY public.rejections USING btree (occurred_at);
+
+CREATE INDEX rejections_before_partitions_time ON public.rejections_before_partitions USING btree (occurred_at);
+
+ALTER INDEX public.deliveries_activity ATTACH PARTITION public.deliveries_before_partitions_activity;
+
+ALTER INDEX public.deliveries_attempted ATTACH PARTITION public.deliveries_before_partitions_attempted;
+
+ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
+
+ALTER INDEX public.deliveries_position ATTACH PARTITION public.deliveries_before_partitions_position;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
 
@@ -956,6 +1055,16 @@ ALTER INDEX public.events_pkey ATTACH PARTITION public.events_before_partitions_
 ALTER INDEX public.events_remote_starts ATTACH PARTITION public.events_before_partitions_remote_starts;
 
 ALTER INDEX public.events_type_occurred ATTACH PARTITION public.events_before_partitions_type_occurred;
+
+ALTER INDEX public.push_token_invalidations_activity ATTACH PARTITION public.push_token_invalidations_before_partitions_activity;
+
+ALTER INDEX public.push_token_invalidations_pkey ATTACH PARTITION public.push_token_invalidations_before_partitions_pkey;
+
+ALTER INDEX public.rejections_app_code_time ATTACH PARTITION public.rejections_before_partitions_app_code_time;
+
+ALTER INDEX public.rejections_pkey ATTACH PARTITION public.rejections_before_partitions_pkey;
+
+ALTER INDEX public.rejections_time ATTACH PARTITION public.rejections_before_partitions_time;
 
 CREATE TRIGGER admin_changes_no_truncate BEFORE TRUNCATE ON public.admin_changes FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
 
@@ -1016,7 +1125,7 @@ ALTER TABLE ONLY public.idempotency_keys
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
-ALTER TABLE ONLY public.rejections
+ALTER TABLE public.rejections
     ADD CONSTRAINT rejections_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
 GRANT ALL ON FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) TO liveline_service;
@@ -1132,6 +1241,11 @@ GRANT SELECT ON TABLE public.cap_utilisation TO liveline_dashboard;
 GRANT SELECT,INSERT ON TABLE public.deliveries TO liveline_service;
 GRANT SELECT ON TABLE public.deliveries TO liveline_dashboard;
 
+GRANT SELECT,INSERT ON TABLE public.deliveries_before_partitions TO liveline_service;
+GRANT SELECT ON TABLE public.deliveries_before_partitions TO liveline_dashboard;
+
+GRANT USAGE ON SEQUENCE public.deliveries_id_seq TO liveline_service;
+
 GRANT SELECT ON TABLE public.deliveries_per_minute TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.delivery_failures_by_reason TO liveline_dashboard;
@@ -1175,6 +1289,12 @@ GRANT SELECT ON TABLE public.liveline_replay_rows TO liveline_service;
 GRANT SELECT ON TABLE public.log_partitions TO liveline_service;
 GRANT SELECT ON TABLE public.log_partitions TO liveline_dashboard;
 
+GRANT UPDATE(settled_at) ON TABLE public.log_partitions TO liveline_service;
+
+GRANT UPDATE(archive) ON TABLE public.log_partitions TO liveline_service;
+
+GRANT UPDATE(retired_at) ON TABLE public.log_partitions TO liveline_service;
+
 GRANT SELECT ON TABLE public.log_partition_sizes TO liveline_dashboard;
 
 GRANT SELECT,UPDATE ON TABLE public.log_partitioning TO liveline_service;
@@ -1188,8 +1308,18 @@ GRANT SELECT ON TABLE public.push_to_start_token_changes TO liveline_dashboard;
 GRANT SELECT ON TABLE public.push_to_start_tokens TO liveline_service;
 GRANT SELECT ON TABLE public.push_to_start_tokens TO liveline_dashboard;
 
+GRANT SELECT,INSERT ON TABLE public.push_token_invalidations_before_partitions TO liveline_service;
+GRANT SELECT ON TABLE public.push_token_invalidations_before_partitions TO liveline_dashboard;
+
+GRANT USAGE ON SEQUENCE public.push_token_invalidations_id_seq TO liveline_service;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.rejections TO liveline_service;
 GRANT SELECT ON TABLE public.rejections TO liveline_dashboard;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.rejections_before_partitions TO liveline_service;
+GRANT SELECT ON TABLE public.rejections_before_partitions TO liveline_dashboard;
+
+GRANT USAGE ON SEQUENCE public.rejections_id_seq TO liveline_service;
 
 GRANT SELECT ON TABLE public.rejections_per_minute TO liveline_dashboard;
 

@@ -6,6 +6,11 @@ extension EventStore {
         try await withTransaction { try RetentionQueries.createPartitions($0) }
     }
 
+    /// Sets the length of the partitions created from now on (those made keep theirs).
+    public func setPartitionInterval(_ interval: Duration) async throws {
+        try await withTransaction { try RetentionQueries.setPartitionInterval(interval, $0) }
+    }
+
     /// The bytes of the tables that grow with traffic and the partitions around now.
     public func logFootprint() async throws -> LogFootprint {
         try await withTransaction { try RetentionQueries.footprint($0) }

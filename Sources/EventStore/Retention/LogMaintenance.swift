@@ -1,11 +1,13 @@
 import CanonicalJSON
+import LogArchive
 public import Logging
 public import Metrics
 public import ServiceLifecycle
 
 /// Keeps what the log holds within its windows, every `interval`: creates the log's partitions
-/// ahead of now, and removes the idempotency keys older than `idempotencyWindow` (a retry after it
-/// is a new command). A failed run is an error in
+/// ahead of now, removes the idempotency keys older than `idempotencyWindow` (a retry after it
+/// is a new command), and — when a retention is set — archives and drops the partitions whose
+/// retention has passed (`EventStore.retirePartitions`). A failed run is an error in
 /// the log, counted, and a degradation of `/readyz` (through `health`) until a run succeeds; the
 /// next run is tried an `interval` later. Several servers may run it at once: each key is removed
 /// once. Run it as a `Service`.
@@ -17,15 +19,19 @@ public struct LogMaintenance: Service {
         public var interval: Duration
         /// How many rows one transaction removes at most.
         public var batchSize: Int
+        /// How long partitions are kept and where they are archived; `nil` keeps everything.
+        public var retention: RetentionPolicy?
 
         public init(
             idempotencyWindow: Duration = .seconds(24 * 3600),
             interval: Duration = .seconds(60),
-            batchSize: Int = 1_000
+            batchSize: Int = 1_000,
+            retention: RetentionPolicy? = nil
         ) {
             self.idempotencyWindow = idempotencyWindow
             self.interval = interval
             self.batchSize = batchSize
+            self.retention = retention
         }
     }
 
@@ -37,8 +43,8 @@ public struct LogMaintenance: Service {
 
     /// - Parameter metrics: where `liveline_table_bytes{table}`, `liveline_log_partitions{when}`
     ///   (`ahead`, `behind`), `liveline_log_partitions_created_total`,
-    ///   `liveline_idempotency_keys_expired_total`,
-    ///   `liveline_maintenance_failures_total` and `liveline_maintenance_last_success_seconds` (the
+    ///   `liveline_idempotency_keys_expired_total`, `liveline_log_partitions_retired_total{table}`,
+    ///   `liveline_archived_bytes_total`, `liveline_maintenance_failures_total` and `liveline_maintenance_last_success_seconds` (the
     ///   Unix time of the last run that succeeded) go.
     public init(
         store: EventStore,
@@ -76,6 +82,9 @@ public struct LogMaintenance: Service {
                 batchSize: configuration.batchSize
             )
             Counter(label: "liveline_idempotency_keys_expired_total", factory: metrics).increment(by: Int64(expired))
+            if let policy = configuration.retention {
+                report(try await store.retirePartitions(policy))
+            }
             record(try await store.logFootprint())
             Gauge(label: "liveline_maintenance_last_success_seconds", factory: metrics)
                 .record(Double(Timestamp.now().microsecondsSince1970) / 1e6)
@@ -92,6 +101,27 @@ public struct LogMaintenance: Service {
                 metadata: ["error": "\(String(reflecting: error))"]
             )
             health.report(failure: "\(error)")
+        }
+    }
+
+    private func report(_ retired: [RetiredPartition]) {
+        for partition in retired {
+            Counter(
+                label: "liveline_log_partitions_retired_total",
+                dimensions: [("table", partition.table)],
+                factory: metrics
+            )
+            .increment()
+            Counter(label: "liveline_archived_bytes_total", factory: metrics)
+                .increment(by: Int64(partition.archive?.file.bytes ?? 0))
+            logger.info(
+                "log partition retired",
+                metadata: [
+                    "partition": "\(partition.partition)",
+                    "archive": "\(partition.archive.map { "\($0.rows) rows, \($0.file.bytes) bytes" } ?? "none")",
+                    "activities_removed": "\(partition.activitiesRemoved)",
+                ]
+            )
         }
     }
 

@@ -9,6 +9,14 @@ enum RetentionQueries {
         try connection.query("SELECT liveline_create_partitions() AS created").single?.decode("created") ?? 0
     }
 
+    static func setPartitionInterval(_ interval: Duration, _ connection: Connection) throws {
+        try connection.execute(
+            """
+            UPDATE log_partitioning SET partition_interval = make_interval(secs => \(Double(interval.microseconds) / 1e6))
+            """
+        )
+    }
+
     /// The bytes of each table that grows with traffic (with its indexes, and its partitions'), and
     /// how many of the log's partitions lie wholly ahead of now and wholly behind it.
     static func footprint(_ connection: Connection) throws -> LogFootprint {

@@ -1,0 +1,278 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Foundation
+import LogArchive
+import MetricsTestKit
+import Postgres
+import TestSupport
+import Testing
+
+@testable import EventStore
+
+@Suite("Retention: settled partitions are archived, detached and dropped, with their activities")
+struct RetentionTests {
+    let fixture: StoreFixture
+    let archive: ArchiveFolder
+
+    init() async throws {
+        fixture = try await StoreFixture.make()
+        archive = ArchiveFolder(
+            path: FileManager.default.temporaryDirectory.appendingPathComponent("archives-\(UUID().uuidString)").path
+        )
+    }
+
+    private var policy: RetentionPolicy { RetentionPolicy(retention: .seconds(24 * 3600), archive: archive) }
+
+    private func query<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await TestDatabase.withPool(fixture.database) { pool in try await pool.withConnection(body) }
+    }
+
+    /// The database's clock `days` from now: retirement asked about a later day.
+    private func databaseNow(plusDays days: Int) async throws -> Timestamp {
+        let now: PostgresTimestamp = try await query { try $0.query("SELECT now() AS now").single!.decode("now") }
+        return Timestamp(now) + .seconds(days * 24 * 3600)
+    }
+
+    /// The log's partition that holds the streams begun now.
+    private func currentPartition() async throws -> String {
+        try await query { connection in
+            try connection.query(
+                """
+                SELECT table_name FROM log_partitions
+                WHERE parent = 'events' AND from_time <= now() AND now() < to_time
+                """
+            ).single!.decode("table_name")
+        }
+    }
+
+    /// The log's events as (stream, version, type, position), in stream and version order.
+    private func log() async throws -> [String] {
+        try await query { connection in
+            try connection.query(
+                """
+                SELECT app_id || '/' || activity_id || ' v' || version || ' ' || type || ' @' || position AS line
+                FROM events ORDER BY app_id, activity_id, version
+                """
+            ).map { try $0.decode("line") }
+        }
+    }
+
+    private func projectedActivities() async throws -> Int {
+        try await query {
+            Int(try $0.query("SELECT count(*) AS n FROM activities").single!.decode("n", as: Int64.self))
+        }
+    }
+
+    @Test("a partition waits for its last activity's dismissal; then it is archived, dropped, and its activities go")
+    func retirement() async throws {
+        try await fixture.withStore { store in
+            for name in ["a", "b"] {
+                try await store.execute(requestCommand(device: "d-\(name)"), on: fixture.stream(name), at: fixture.now)
+            }
+            try await store.execute(updateCommand(2), on: fixture.stream("a"), at: fixture.now + .seconds(1))
+            try await store.execute(
+                .end(.init(dismissal: .immediate)),
+                on: fixture.stream("a"),
+                at: fixture.now + .seconds(2)
+            )
+        }
+        let current = try await currentPartition()
+        let later = try await databaseNow(plusDays: 3)
+
+        // `b` is still active: its partition stays, whatever the time.
+        let first = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        #expect(!first.map(\.partition).contains(current))
+        #expect(first.contains { $0.partition == "events_before_partitions" })
+        let logBefore = try await log()
+        #expect(logBefore.count == 5)
+
+        try await fixture.withStore { store in
+            try await store.execute(
+                .end(.init(dismissal: .immediate)),
+                on: fixture.stream("b"),
+                at: fixture.now + .seconds(3)
+            )
+        }
+        let logWhole = try await log()
+        let positions: [Int64] = try await query { connection in
+            try connection.query("SELECT position FROM events ORDER BY position").map { try $0.decode("position") }
+        }
+        // Settled now; retired once the retention has passed since.
+        #expect(
+            try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later - .seconds(86400 * 2)) }
+                .isEmpty
+        )
+        let retired = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        let partition = try #require(retired.first { $0.partition == current })
+        #expect(partition.table == "events")
+        #expect(partition.activitiesRemoved == 2)
+
+        // The archive holds every event, in stream order, with when it committed.
+        let manifest = try #require(partition.archive)
+        #expect(manifest.rows == logWhole.count)
+        #expect(manifest.firstPosition == positions.first)
+        #expect(manifest.lastPosition == positions.last)
+        var archived: [String] = []
+        try archive.read(manifest) { header, row in
+            let field = { (name: String) in row[header.firstIndex(of: name)!]! }
+            archived.append(
+                "\(field("app_id"))/\(field("activity_id")) v\(field("version")) \(field("type")) @\(field("position"))"
+            )
+            #expect(header.last == "committed_at")
+        }
+        #expect(archived == logWhole)
+        #expect(try archive.manifests().contains(manifest))
+
+        // Gone from the database: the rows, the projection, the table; recorded as retired.
+        #expect(try await log().isEmpty)
+        #expect(try await projectedActivities() == 0)
+        let (present, retiredAt, recorded): (Bool, Bool, Bool) = try await query { connection in
+            let row = try connection.query(
+                """
+                SELECT to_regclass(\(current)) IS NOT NULL AS present, retired_at IS NOT NULL AS retired,
+                    archive ->> 'partition' = table_name AS recorded
+                FROM log_partitions WHERE table_name = \(current)
+                """
+            ).single!
+            return (try row.decode("present"), try row.decode("retired"), try row.decode("recorded"))
+        }
+        #expect(!present && retiredAt && recorded)
+    }
+
+    @Test("nothing is dropped while the archive cannot be written; the next run finishes")
+    func archiveFailureDropsNothing() async throws {
+        try await fixture.withStore { store in
+            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
+            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream("a"), at: fixture.now)
+        }
+        let logBefore = try await log()
+        let current = try await currentPartition()
+        // A file where the folder should be.
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: archive.path))
+        let later = try await databaseNow(plusDays: 3)
+        await #expect(throws: (any Error).self) {
+            try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        }
+        #expect(try await log() == logBefore)
+        #expect(try await projectedActivities() == 1)
+
+        try FileManager.default.removeItem(atPath: archive.path)
+        let retired = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        #expect(retired.contains { $0.partition == current && $0.archive?.rows == logBefore.count })
+        #expect(try await log().isEmpty)
+        #expect(try await projectedActivities() == 0)
+    }
+
+    @Test("a retirement interrupted after its archive and detach is finished without archiving again")
+    func interruptedRetirementResumes() async throws {
+        try await fixture.withStore { store in
+            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
+            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream("a"), at: fixture.now)
+        }
+        let current = try await currentPartition()
+        let later = try await databaseNow(plusDays: 3)
+        // The first steps of a run that then stopped: settled, archived, detached.
+        let manifest: ArchiveManifest = try await query { [archive] connection in
+            _ = try PartitionRetirementQueries.settleLogPartitions(asOf: later, connection)
+            var partition: RetiringPartition?
+            while let next = try PartitionRetirementQueries.nextToRetire(
+                retention: .seconds(86400),
+                asOf: later,
+                connection
+            ) {
+                if next.name == current {
+                    partition = next
+                    break
+                }
+                try PartitionRetirementQueries.markRetired(next, connection)
+            }
+            let found = try #require(partition)
+            let written = try archive.write(
+                .init(table: found.parent, partition: found.name, from: found.from, to: found.to),
+                archivedAt: "2026-01-01T00:00:00Z"
+            ) { try PartitionRetirementQueries.copy(found, connection, into: $0) }
+            try PartitionRetirementQueries.recordArchive(
+                String(decoding: try written.encoded(), as: UTF8.self),
+                of: found,
+                connection
+            )
+            try PartitionRetirementQueries.detach(found, connection)
+            return written
+        }
+        #expect(try await log().isEmpty)
+        #expect(try await projectedActivities() == 1)
+
+        let retired = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        let resumed = try #require(retired.first { $0.partition == current })
+        #expect(resumed.archive == nil)
+        #expect(resumed.activitiesRemoved == 1)
+        #expect(try await projectedActivities() == 0)
+        #expect(try archive.manifests().filter { $0.partition == current } == [manifest])
+        let present: Bool = try await query {
+            try $0.query("SELECT to_regclass(\(current)) IS NOT NULL AS p").single!.decode("p")
+        }
+        #expect(!present)
+    }
+
+    @Test("a role that does not own the tables may not retire, and is told who does")
+    func onlyTheOwnerRetires() async throws {
+        try await fixture.withStore { store in try await store.checkMayRetirePartitions() }
+        // The same database, as the role the server needs at least (conninfo: later keys win).
+        let service = fixture.database + " options='-c role=liveline_service'"
+        try await TestDatabase.withPool(service) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            await #expect(throws: RetentionNotPermitted.self) { try await store.checkMayRetirePartitions() }
+        }
+    }
+
+    @Test("maintenance retires what is due, counts it, and degrades readiness while the archive cannot be written")
+    func maintenanceRetires() async throws {
+        try await fixture.withStore { store in
+            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
+        }
+        // The rows from before partitions settled two days ago: due under a day's retention.
+        _ = try await query { connection in
+            try connection.execute(
+                """
+                UPDATE log_partitions SET settled_at = now() - interval '2 days'
+                WHERE table_name IN ('events_before_partitions', 'deliveries_before_partitions')
+                """
+            )
+        }
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: archive.path))
+        let metrics = TestMetrics()
+        let health = MaintenanceHealth()
+        try await fixture.withStore { store in
+            let maintenance = LogMaintenance(
+                store: store,
+                configuration: .init(retention: policy),
+                health: health,
+                logger: TestDatabase.logger,
+                metrics: metrics
+            )
+            await maintenance.runOnce()
+            #expect(health.failure != nil)
+            #expect(try metrics.expectCounter("liveline_maintenance_failures_total").totalValue == 1)
+
+            try FileManager.default.removeItem(atPath: archive.path)
+            await maintenance.runOnce()
+            #expect(health.failure == nil)
+            #expect(
+                try metrics.expectCounter("liveline_log_partitions_retired_total", [("table", "events")]).totalValue
+                    == 1
+            )
+            #expect(
+                try metrics.expectCounter("liveline_log_partitions_retired_total", [("table", "deliveries")])
+                    .totalValue == 1
+            )
+            #expect(try metrics.expectCounter("liveline_archived_bytes_total").totalValue > 0)
+        }
+        // The live activity and its partition are untouched.
+        #expect(try await log().count == 1)
+        #expect(
+            Set(try archive.manifests().map(\.partition)) == [
+                "events_before_partitions", "deliveries_before_partitions",
+            ]
+        )
+    }
+}
