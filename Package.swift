@@ -265,7 +265,8 @@ let package = Package(
         .testTarget(
             name: "EventLogToolsTests",
             dependencies: [
-                "ActivityLifecycle", "CanonicalJSON", "EmbeddedPostgres", "EventLogTools", "EventStore", "Postgres",
+                "ActivityLifecycle", "CanonicalJSON", "EmbeddedPostgres", "EventLogTools", "EventStore", "LogArchive",
+                "Postgres",
                 "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

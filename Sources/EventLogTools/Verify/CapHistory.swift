@@ -56,8 +56,12 @@ extension EventStore {
     ///
     /// Transactions that commit at the same microsecond cannot have waited for one another, so
     /// their order does not matter to the caps; they come in transaction order.
+    ///
+    /// `archived` are the openings and closings of archived streams, in commit order: they take
+    /// their place among the live log's.
     public func foldCapHistory<State: Sendable>(
         into initial: State,
+        archived: [CapHistoryEntry] = [],
         batchSize: Int = 10_000,
         _ update: @escaping @Sendable (inout State, CapHistoryEntry) -> Void
     ) async throws -> State {
@@ -67,14 +71,14 @@ extension EventStore {
                 var state = initial
                 let changes = try CapHistoryQueries.capChanges(connection)
                 for entry in try CapHistoryQueries.limitsBeforeChanges(changes, connection) { update(&state, entry) }
-                var next = changes.startIndex
+                let held = merged(changes.map(\.entry), archived)
+                var next = held.startIndex
                 try CapHistoryQueries.openCursorOnOpeningsAndClosings(connection)
                 while true {
                     let batch = try CapHistoryQueries.fetch(batchSize, connection)
                     for entry in batch {
-                        while next < changes.endIndex, changes[next].entry.committedAt.precedesOrTies(entry.committedAt)
-                        {
-                            update(&state, changes[next].entry)
+                        while next < held.endIndex, held[next].committedAt.precedesOrTies(entry.committedAt) {
+                            update(&state, held[next])
                             next += 1
                         }
                         update(&state, entry)
@@ -82,11 +86,28 @@ extension EventStore {
                     if batch.count < batchSize { break }
                 }
                 try CapHistoryQueries.closeCursor(connection)
-                for change in changes[next...] { update(&state, change.entry) }
+                for entry in held[next...] { update(&state, entry) }
                 return state
             }
         }
     }
+}
+
+/// Two lists in commit order as one, `first`'s entry before `second`'s at the same time.
+private func merged(_ first: [CapHistoryEntry], _ second: [CapHistoryEntry]) -> [CapHistoryEntry] {
+    var result: [CapHistoryEntry] = []
+    result.reserveCapacity(first.count + second.count)
+    var (i, j) = (first.startIndex, second.startIndex)
+    while i < first.endIndex || j < second.endIndex {
+        if j == second.endIndex || (i < first.endIndex && first[i].committedAt.precedesOrTies(second[j].committedAt)) {
+            result.append(first[i])
+            i += 1
+        } else {
+            result.append(second[j])
+            j += 1
+        }
+    }
+    return result
 }
 
 extension Timestamp? {

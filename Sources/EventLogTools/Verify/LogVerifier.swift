@@ -1,6 +1,8 @@
 public import ActivityLifecycle
 public import CanonicalJSON
 public import EventStore
+public import LogArchive
+import NIOPosix
 
 /// Something `liveline verify` found wrong in the log.
 public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
@@ -57,10 +59,27 @@ public struct LogVerifier: Sendable {
         public var streams = 0
         public var findings: [Finding] = []
         public var caps = CapHistoryCheck.Outcome()
+        /// What the archives held, when they were checked too.
+        public var archive: ArchiveOutcome?
+
+        /// Whether anything is wrong, in the log or in its archives.
+        public var isClean: Bool { findings.isEmpty && (archive?.problems.isEmpty ?? true) }
     }
 
-    /// Reads the log and returns what is wrong; `progress` is told the events read so far.
-    public func verify(progress: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Summary {
+    /// Reads the log — and the archives of its retired partitions in `archive`, when given —
+    /// and returns what is wrong; `progress` is told the live events read so far.
+    public func verify(
+        archive: ArchiveFolder? = nil,
+        progress: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws -> Summary {
+        var archived: ArchiveCheck.Result?
+        if let archive {
+            let recorded = try await store.recordedLogPartitions()
+            let check = ArchiveCheck(folder: archive, lifecycle: store.lifecycle)
+            archived = try await NIOThreadPool.singleton.runIfActive {
+                check.run(recorded: recorded, check: self.check)
+            }
+        }
         let (findings, events, streams) = try await store.foldStreams(
             from: [Finding](),
             batchSize: batchSize,
@@ -68,16 +87,27 @@ public struct LogVerifier: Sendable {
             fold: { findings, stream in findings += check(stream) },
             merge: { $0 += $1 }
         )
-        let caps = try await checkCapHistory()
-        return Summary(events: events, streams: streams, findings: findings + caps.findings, caps: caps.outcome)
+        let caps = try await checkCapHistory(archived: archived?.moves ?? [])
+        return Summary(
+            events: events,
+            streams: streams,
+            findings: (archived?.findings ?? []) + findings + caps.findings,
+            caps: caps.outcome,
+            archive: archived?.outcome
+        )
     }
 
-    /// Replays the open counts in commit order, when the database records commit times.
-    func checkCapHistory() async throws -> (findings: [Finding], outcome: CapHistoryCheck.Outcome) {
+    /// Replays the open counts in commit order, archived openings and closings among the live
+    /// ones, when the database records commit times.
+    func checkCapHistory(
+        archived: [CapHistoryEntry] = []
+    ) async throws -> (findings: [Finding], outcome: CapHistoryCheck.Outcome) {
         guard try await store.recordsCommitTimestamps() else {
             return ([], .init(notChecked: "the database does not record commit times (track_commit_timestamp is off)"))
         }
-        let check = try await store.foldCapHistory(into: CapHistoryCheck(), batchSize: batchSize) { $0.apply($1) }
+        let check = try await store.foldCapHistory(into: CapHistoryCheck(), archived: archived, batchSize: batchSize) {
+            $0.apply($1)
+        }
         return (check.findings, check.outcome)
     }
 

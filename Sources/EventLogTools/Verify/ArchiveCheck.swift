@@ -1,0 +1,138 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventStore
+import Foundation
+import LogArchive
+
+/// What `liveline verify --archive` found in the archives of the log's retired partitions.
+public struct ArchiveOutcome: Hashable, Sendable, Encodable {
+    public var folder: String
+    /// Archives of the log read, and the events and streams in them.
+    public var archives = 0
+    public var events = 0
+    public var streams = 0
+    /// Partitions retired without an archive (a retention without `LIVELINE_ARCHIVE_DIR`).
+    public var retiredUnarchived: [String] = []
+    /// What does not hold: an archive missing or not matching its manifest or the database's
+    /// record, a gap between partitions, a stream that is not whole or not dismissed.
+    public var problems: [String] = []
+
+    public init(folder: String) {
+        self.folder = folder
+    }
+}
+
+/// Checks the archives of the log against what the database recorded when it retired each
+/// partition, and reads every archived stream: folded by `check` like a live one, with its
+/// openings and closings kept for the cap history.
+struct ArchiveCheck {
+    let folder: ArchiveFolder
+    let lifecycle: Lifecycle
+
+    struct Result {
+        var outcome: ArchiveOutcome
+        var findings: [Finding] = []
+        /// Openings and closings of archived streams, in commit order (unrecorded times first).
+        var moves: [CapHistoryEntry] = []
+    }
+
+    func run(recorded: [RecordedLogPartition], check: ([StoredEvent]) -> [Finding]) -> Result {
+        var result = Result(outcome: ArchiveOutcome(folder: folder.path))
+        // The partitions follow one another: none was lost from the record.
+        for (earlier, later) in zip(recorded, recorded.dropFirst()) where earlier.to != later.from {
+            result.outcome.problems.append(
+                "partition \(later.name) begins at \(later.from), not where \(earlier.name) ends (\(earlier.to))"
+            )
+        }
+        let manifests: [ArchiveManifest]
+        do {
+            manifests = try folder.manifests().filter { $0.table == "events" }
+        } catch {
+            result.outcome.problems.append("\(error)")
+            return result
+        }
+        let byPartition = Dictionary(manifests.map { ($0.partition, $0) }) { first, _ in first }
+        let retired = recorded.filter(\.retired)
+        for partition in retired {
+            guard let text = partition.archive else {
+                result.outcome.retiredUnarchived.append(partition.name)
+                continue
+            }
+            guard let manifest = byPartition[partition.name] else {
+                result.outcome.problems.append(
+                    "partition \(partition.name) was archived, but its archive is not in \(folder.path)"
+                )
+                continue
+            }
+            guard let expected = try? ArchiveManifest.decode(Data(text.utf8)), expected.file == manifest.file,
+                expected.rows == manifest.rows
+            else {
+                result.outcome.problems.append(
+                    "the archive of \(partition.name) is not the one the database recorded when it retired it"
+                )
+                continue
+            }
+            read(manifest, into: &result, check: check)
+        }
+        let known = Set(retired.map(\.name))
+        for manifest in manifests where !known.contains(manifest.partition) {
+            result.outcome.problems.append(
+                "\(folder.path)/\(manifest.partition) is not a partition this database retired"
+            )
+        }
+        // Stable: an opening stays before a closing of the same commit.
+        result.moves.sort {
+            ($0.committedAt?.microsecondsSince1970 ?? .min) < ($1.committedAt?.microsecondsSince1970 ?? .min)
+        }
+        return result
+    }
+
+    /// Reads one archive, stream by stream (it holds them together, in version order).
+    private func read(_ manifest: ArchiveManifest, into result: inout Result, check: ([StoredEvent]) -> [Finding]) {
+        var columns: ArchivedEventColumns?
+        var stream: [(event: StoredEvent, committedAt: Timestamp?)] = []
+        func finish() {
+            guard !stream.isEmpty else { return }
+            take(stream, from: manifest, into: &result, check: check)
+            stream.removeAll(keepingCapacity: true)
+        }
+        do {
+            try folder.read(manifest) { header, row in
+                if columns == nil { columns = try ArchivedEventColumns(header: header) }
+                let decoded = try columns!.decode(row)
+                if let last = stream.last, last.event.stream != decoded.event.stream { finish() }
+                stream.append(decoded)
+                result.outcome.events += 1
+            }
+            finish()
+            result.outcome.archives += 1
+        } catch {
+            result.outcome.problems.append("\(manifest.partition): \(error)")
+        }
+    }
+
+    private func take(
+        _ stream: [(event: StoredEvent, committedAt: Timestamp?)],
+        from manifest: ArchiveManifest,
+        into result: inout Result,
+        check: ([StoredEvent]) -> [Finding]
+    ) {
+        let events = stream.map(\.event)
+        let id = events[0].stream
+        result.outcome.streams += 1
+        result.findings += check(events)
+        if let activity = try? lifecycle.fold(events.map(\.event), of: id), activity.state != .dismissed {
+            result.outcome.problems.append(
+                "\(id) in \(manifest.partition) is \(activity.state.rawValue): a retired stream is dismissed"
+            )
+        }
+        if case .requested(let request) = events[0].event.payload {
+            result.moves.append(
+                CapHistoryEntry(committedAt: stream[0].committedAt, change: .opened(id, device: request.deviceID))
+            )
+        }
+        if let closing = stream.first(where: { [.ended, .dismissed].contains($0.event.event.type) }) {
+            result.moves.append(CapHistoryEntry(committedAt: closing.committedAt, change: .closed(id)))
+        }
+    }
+}
