@@ -4,6 +4,7 @@ import Crypto
 import EventStore
 import Foundation
 import LocalAPNs
+import LogArchive
 import Postgres
 import TestSupport
 import Testing
@@ -132,6 +133,59 @@ struct CommandLineTests {
         let unreachable = try await liveline("verify", environment: ["DATABASE_URL": "host=/nonexistent dbname=x"])
         #expect(unreachable.status == 2)
         #expect(unreachable.errors.hasPrefix("liveline: error: "))
+    }
+
+    @Test("a retired activity is audited from its archive, and verify --archive checks the archives too")
+    func archives() async throws {
+        try await liveline("migrate")
+        try await liveline("apps", "create", "demo", "--max-open", "10")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString)").path
+        let stream = StreamID(app: AppID(rawValue: "demo")!, activity: ActivityID(rawValue: "a0")!)
+        try await TestDatabase.withPool(database) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            try await store.createPartitions()
+            try await store.execute(
+                .request(.init(activityType: "delivery", content: ActivityContent(contentState: .empty))),
+                on: stream,
+                at: .now()
+            )
+            try await store.execute(.end(.init(dismissal: .immediate)), on: stream, at: .now())
+            let now: PostgresTimestamp = try await pool.withConnection {
+                try $0.query("SELECT now() AS now").single!.decode("now")
+            }
+            try await store.retirePartitions(
+                RetentionPolicy(retention: .seconds(86400), archive: ArchiveFolder(path: folder)),
+                asOf: Timestamp(now) + .seconds(3 * 86400)
+            )
+        }
+
+        let audit = try await liveline("audit", "demo", "a0", environment: ["LIVELINE_ARCHIVE_DIR": folder])
+        #expect(audit.status == 0, "\(audit.errors)")
+        #expect(audit.lines.first?.hasPrefix("retired: its events are in \(folder)/events_") == true)
+        #expect(audit.output.contains("activity.requested") && audit.output.contains("activity.dismissed"))
+        let json = try await liveline("audit", "demo", "a0", "--json", "--archive", folder)
+        #expect(json.status == 0)
+        #expect((try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])?.count == 3)
+        #expect(json.errors.hasPrefix("retired: "))
+        let ghost = try await liveline("audit", "demo", "ghost", "--archive", folder)
+        #expect(ghost.status == 1)
+        #expect(ghost.errors.hasSuffix("; no archive in \(folder) holds it\n"))
+
+        let verified = try await liveline("verify", "--archive", folder)
+        #expect(verified.status == 0, "\(verified.output)")
+        #expect(
+            verified.lines.contains {
+                $0.hasPrefix("archives in \(folder): ") && $0.hasSuffix("3 events in 1 stream: 0 problems")
+            }
+        )
+        #expect(verified.lines.last == "0 events in 0 streams: 0 findings")
+        let partition = try #require(audit.lines.first?.split(separator: "/").dropLast().last.map(String.init))
+        try FileManager.default.removeItem(atPath: "\(folder)/\(partition)")
+        let broken = try await liveline("verify", "--archive", folder)
+        #expect(broken.status == 1)
+        #expect(
+            broken.output.contains("archive: partition \(partition) was archived, but its archive is not in \(folder)")
+        )
     }
 
     @Test("an error an operator can act on is one line on standard error, with a non-zero status")

@@ -52,6 +52,7 @@ extension EventStore {
     /// without blocking appends, removes the projection rows of its activities (all dismissed),
     /// drops it, and records it retired. A run interrupted anywhere is finished by the next.
     /// One server retires at a time; the others find nothing to do. Returns what it retired.
+    @discardableResult
     public func retirePartitions(
         _ policy: RetentionPolicy,
         asOf: Timestamp? = nil,

@@ -87,8 +87,9 @@ enum PartitionRetirementQueries {
         }
     }
 
-    /// Writes the partition's rows as CSV through `write`, in a stable order (a stream's events
-    /// together, in version order; other rows by id), with the columns of its table; the log's
+    /// Writes the partition's rows as CSV through `write`, in a stable order (the log's streams
+    /// by app and activity id in byte order, each stream's events together in version order, so
+    /// that a reader can stop once past a stream; other rows by id), with the columns of its table; the log's
     /// rows also say when their transaction committed (when the database records it), which
     /// `liveline verify` needs to replay the caps. Returns how many rows it wrote.
     static func copy(
@@ -112,7 +113,7 @@ enum PartitionRetirementQueries {
                     COPY (
                         SELECT \(identifiers: columns), CASE WHEN current_setting('track_commit_timestamp')::boolean
                             THEN pg_xact_commit_timestamp(transaction_id::xid) END AS committed_at
-                        FROM \(identifier: partition.name) ORDER BY app_id, activity_id, version
+                        FROM \(identifier: partition.name) ORDER BY app_id COLLATE "C", activity_id COLLATE "C", version
                     ) TO STDOUT WITH (FORMAT csv, HEADER)
                     """,
                     into: write

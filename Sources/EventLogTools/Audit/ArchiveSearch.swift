@@ -1,0 +1,55 @@
+public import ActivityLifecycle
+public import EventStore
+public import LogArchive
+import NIOPosix
+
+/// An activity's stream found in an archive of a retired partition.
+public struct ArchivedStream: Sendable {
+    /// The archive that holds it.
+    public let manifest: ArchiveManifest
+    public let events: [StoredEvent]
+}
+
+/// Finds an activity in the archives of the log: what `liveline audit` reads once the activity's
+/// partition was retired. The archives hold each stream's events together, in stream order, so
+/// an archive is read only up to where the stream would be.
+public enum ArchiveSearch {
+    private struct PassedTheStream: Error {}
+
+    /// The stream in the newest archive that holds it (an id may be used again after its first
+    /// stream was retired), or `nil`. Reads files on a thread of its own.
+    public static func find(_ stream: StreamID, in folder: ArchiveFolder) async throws -> ArchivedStream? {
+        try await NIOThreadPool.singleton.runIfActive {
+            for manifest in try folder.manifests().filter({ $0.table == "events" }).reversed() {
+                let events = try read(stream, from: manifest, in: folder)
+                if !events.isEmpty { return ArchivedStream(manifest: manifest, events: events) }
+            }
+            return nil
+        }
+    }
+
+    private static func read(
+        _ stream: StreamID,
+        from manifest: ArchiveManifest,
+        in folder: ArchiveFolder
+    ) throws
+        -> [StoredEvent]
+    {
+        let key = [stream.app.rawValue, stream.activity.rawValue]
+        var columns: ArchivedEventColumns?
+        var events: [StoredEvent] = []
+        do {
+            try folder.read(manifest) { header, row in
+                if columns == nil { columns = try ArchivedEventColumns(header: header) }
+                let event = try columns!.decode(row).event
+                let at = [event.stream.app.rawValue, event.stream.activity.rawValue]
+                if at == key {
+                    events.append(event)
+                } else if !at.lexicographicallyPrecedes(key) {
+                    throw PassedTheStream()
+                }
+            }
+        } catch is PassedTheStream {}
+        return events
+    }
+}
