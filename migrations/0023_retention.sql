@@ -126,3 +126,12 @@ SELECT pg_temp.liveline_split_by_time('rejections', 'recorded_at', ARRAY[
 -- The log's partitions made so far settle once their activities are all dismissed; the server
 -- finds out. The others settle at their end.
 UPDATE log_partitions SET settled_at = to_time WHERE parent <> 'events';
+
+-- For dashboards: every partition, live or retired (whose size is NULL: its table is gone), with
+-- its table, when it settled and was retired, and what its archive holds.
+CREATE OR REPLACE VIEW log_partition_sizes AS
+    SELECT table_name AS partition, from_time, to_time,
+        pg_total_relation_size(to_regclass(quote_ident(table_name))) AS bytes,
+        parent AS table_name, settled_at, retired_at,
+        (archive ->> 'rows')::bigint AS archived_rows, (archive -> 'file' ->> 'bytes')::bigint AS archived_bytes
+    FROM log_partitions;

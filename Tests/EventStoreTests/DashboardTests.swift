@@ -30,7 +30,7 @@ struct DashboardTests {
     @Test("has a panel for each view the spec asks for, and reads only documented views")
     func panels() throws {
         let queries = try Self.panelQueries()
-        #expect(queries.count == 11)
+        #expect(queries.count == 12)
         let views = [
             "open_activities", "cap_utilisation", "events_per_minute", "rejections_per_minute",
             "alerts_per_minute", "time_in_state", "deliveries_per_minute", "delivery_failures_by_reason",

@@ -137,6 +137,16 @@ struct RetentionTests {
             return (try row.decode("present"), try row.decode("retired"), try row.decode("recorded"))
         }
         #expect(!present && retiredAt && recorded)
+        // Dashboards still list it, without a size, with its archive.
+        let listed: Int64 = try await query { connection in
+            try connection.query(
+                """
+                SELECT archived_rows FROM log_partition_sizes
+                WHERE partition = \(current) AND bytes IS NULL AND retired_at IS NOT NULL
+                """
+            ).single!.decode("archived_rows")
+        }
+        #expect(listed == Int64(logWhole.count))
     }
 
     @Test("nothing is dropped while the archive cannot be written; the next run finishes")

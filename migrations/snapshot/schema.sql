@@ -672,7 +672,12 @@ CREATE VIEW public.log_partition_sizes AS
  SELECT log_partitions.table_name AS partition,
     log_partitions.from_time,
     log_partitions.to_time,
-    pg_total_relation_size((quote_ident(log_partitions.table_name))::regclass) AS bytes
+    pg_total_relation_size(to_regclass(quote_ident(log_partitions.table_name))) AS bytes,
+    log_partitions.parent AS table_name,
+    log_partitions.settled_at,
+    log_partitions.retired_at,
+    ((log_partitions.archive ->> 'rows'::text))::bigint AS archived_rows,
+    (((log_partitions.archive -> 'file'::text) ->> 'bytes'::text))::bigint AS archived_bytes
    FROM public.log_partitions;
 
 CREATE TABLE public.log_partitioning (

@@ -11,6 +11,7 @@ public struct LogFootprint: Sendable, Equatable {
     public let bytesByTable: [String: Int]
     /// Partitions of `events` that begin after now: the room appends have.
     public let partitionsAhead: Int
-    /// Partitions of `events` that ended before now: what retention will retire.
+    /// Partitions of `events` that ended before now and are not retired yet: what retention
+    /// will retire once their activities are all dismissed and the retention has passed.
     public let partitionsBehind: Int
 }

@@ -30,8 +30,9 @@ enum RetentionQueries {
         ).map { (try $0.decode("name", as: String.self), Int(try $0.decode("bytes", as: Int64.self))) }
         let partitions = try connection.query(
             """
-            SELECT count(*) FILTER (WHERE from_time > now()) AS ahead, count(*) FILTER (WHERE to_time <= now()) AS behind
-            FROM log_partitions
+            SELECT count(*) FILTER (WHERE from_time > now()) AS ahead,
+                count(*) FILTER (WHERE to_time <= now() AND retired_at IS NULL) AS behind
+            FROM log_partitions WHERE parent = 'events'
             """
         ).single
         return LogFootprint(
