@@ -5,8 +5,8 @@
 -- `deliveries` and `push_token_invalidations` are split by `recorded_at`, `rejections` by a new
 -- `recorded_at`: each the database's clock when the row was written, so a row always has a
 -- partition. As with `events`, the rows written before this migration stay where they are:
--- each table becomes the partition of every time before the end of the current interval
--- (`<table>_before_partitions`), and no row is rewritten.
+-- each table becomes the partition of every time before the end of the interval of its newest
+-- row (`<table>_before_partitions`), and no row is rewritten.
 
 ALTER TABLE log_partitions DROP CONSTRAINT log_partitions_parent_check;
 ALTER TABLE log_partitions ADD CONSTRAINT log_partitions_parent_check
@@ -29,7 +29,7 @@ CREATE INDEX activities_undismissed_stream_time ON activities (stream_recorded_a
 ALTER TABLE rejections ADD COLUMN recorded_at timestamptz NOT NULL DEFAULT now();
 
 -- Splits `p_table` by `p_key` (a column the database stamps): the table becomes the partition
--- of every time before the end of the current interval, under a new partitioned table of the
+-- of every time before the end of its newest row's interval, under a new partitioned table of the
 -- same name, columns, defaults, checks, indexes (`p_indexes`, their definitions on the new
 -- table), append-only trigger (if it has one) and grants. Its `id` identity becomes a sequence that continues it.
 CREATE FUNCTION pg_temp.liveline_split_by_time(p_table text, p_key text, p_indexes text[]) RETURNS void
@@ -37,6 +37,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_before text := p_table || '_before_partitions';
     v_bound timestamptz;
+    v_newest timestamptz;
     v_next bigint;
     v_index record;
     v_view record;
@@ -44,8 +45,12 @@ DECLARE
     v_grant record;
     v_append_only boolean;
 BEGIN
-    SELECT date_bin(partition_interval, now(), '2000-01-01 00:00:00+00') + partition_interval INTO v_bound
-    FROM log_partitioning;
+    -- The old rows' partition ends with the interval of the newest of them, or where the current
+    -- interval began when there are none (a new database): the next partitions start there.
+    EXECUTE format('SELECT max(%I) FROM %I', p_key, p_table) INTO v_newest;
+    SELECT CASE WHEN v_newest IS NULL THEN date_bin(partition_interval, now(), '2000-01-01 00:00:00+00')
+            ELSE date_bin(partition_interval, v_newest, '2000-01-01 00:00:00+00') + partition_interval END
+    INTO v_bound FROM log_partitioning;
     -- The views over the table follow it under its new name: their text is kept to make them
     -- again over the partitioned table.
     SELECT coalesce(jsonb_agg(jsonb_build_object('name', v.oid::regclass::text, 'definition', pg_get_viewdef(v.oid))

@@ -1,6 +1,7 @@
 import ActivityLifecycle
 import CanonicalJSON
 import EventStore
+import Foundation
 import Postgres
 import TestSupport
 import Testing
@@ -126,7 +127,9 @@ struct LogPartitionTests {
         }
     }
 
-    @Test("a database migrated before partitions keeps every event, and its activities go on in the old table")
+    @Test(
+        "a database migrated before partitions keeps every event, refusal and delivery, and its activities go on in the old table"
+    )
     func upgradeKeepsTheLog() async throws {
         let database = try await TestDatabase.makeEmpty()
         let migrations = try Migration.load(from: TestDatabase.migrationsDirectory)
@@ -154,6 +157,22 @@ struct LogPartitionTests {
                 }
             }
         }
+        // The refusals and deliveries, each with its id, its partition and what it says.
+        func history(_ pool: ConnectionPool) async throws -> [String] {
+            try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT tableoid::regclass::text || ' ' || id || ' ' || code || ' ' || occurred_at AS line
+                    FROM rejections
+                    UNION ALL
+                    SELECT tableoid::regclass::text || ' ' || id || ' ' || outcome || ' ' || position FROM deliveries
+                    ORDER BY 1
+                    """
+                ).map {
+                    (try $0.decode("line", as: String.self)).replacingOccurrences(of: "_before_partitions", with: "")
+                }
+            }
+        }
         try await TestDatabase.withPool(database) { pool in
             // The database as today's main left it: the numbered migrations before this one (with the
             // function texts they carry), and a log written through them.
@@ -169,12 +188,45 @@ struct LogPartitionTests {
             let before = try await log(pool)
             #expect(before.count >= 4)
             let oldVersion = try #require(try await store.activity(old)).activity.version
+            // A refusal, and a delivery as the worker records it.
+            #expect(try await store.execute(updateCommand(2), on: ended, at: now + .seconds(2)).accepted == nil)
+            try await pool.withConnection { connection in
+                try connection.execute(
+                    """
+                    INSERT INTO deliveries (position, app_id, activity_id, version, outcome, attempt, attempted_at)
+                    SELECT position, app_id, activity_id, version, 'awaiting_token', 0, now() FROM events LIMIT 1
+                    """
+                )
+            }
+            let historyBefore = try await history(pool)
+            #expect(historyBefore.count == 2)
+            let lastOldID: Int64 = try await pool.withConnection {
+                try $0.query("SELECT max(id) AS id FROM rejections").single!.decode("id")
+            }
 
             try await Migrator(migrations: migrations, functions: functions, pool: pool).migrate(
                 logger: TestDatabase.logger
             )
             #expect(try await store.createPartitions() > 0)
             #expect(try await log(pool) == before)
+            // Deliveries and refusals are kept where they were. Their old table is the partition of
+            // every time up to the end of its newest row's interval (a day); the ids go on.
+            #expect(try await history(pool) == historyBefore)
+            #expect(try await store.execute(updateCommand(3), on: ended, at: now + .seconds(3)).accepted == nil)
+            let (partition, newer, bound): (String, Bool, Bool) = try await pool.withConnection { connection in
+                let row = try connection.query(
+                    """
+                    SELECT tableoid::regclass::text AS partition,
+                        id > \(lastOldID) AS newer,
+                        (SELECT to_time FROM log_partitions WHERE table_name = 'rejections_before_partitions')
+                            = date_bin('1 day', r.recorded_at, '2000-01-01 00:00:00+00') + interval '1 day' AS bound
+                    FROM rejections r ORDER BY id DESC LIMIT 1
+                    """
+                ).single!
+                return (try row.decode("partition"), try row.decode("newer"), try row.decode("bound"))
+            }
+            #expect(partition == "rejections_before_partitions")
+            #expect(newer && bound)
 
             try await store.execute(updateCommand(3), on: old, at: now + .seconds(2))
             try await store.execute(requestCommand(), on: new, at: now + .seconds(2))
