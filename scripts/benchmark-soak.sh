@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The log's whole life under load, in scaled time: a release `liveline dev` (delivery on, to its
+# local APNs) with partitions of a minute, activities that live 2 minutes and stay 1 more on
+# screen, and a retention of 4 minutes with an archive folder. wrk drives activities that live
+# and die (scripts/http-load/soak.lua: requests with a push token, updates, ends) at full speed
+# for MINUTES, in runs of SEGMENT seconds; after each run the script reads the database's size.
+#
+# First, before the soak, the bytes of database per accepted update: 20 s of updates to the
+# seeded activities, delivered, and the growth of the database divided by the updates accepted.
+#
+# Then the targets of #40, each printed with its figure:
+#   - the database's size is flat: growth over the last third ≤ 5 % of its size;
+#   - throughput over the last third ≥ 0.95 × the first third, and p99 ≤ 1.2 × it;
+#   - every retired partition was archived;
+#   - once every activity is dismissed and the server runs again without retention,
+#     `liveline verify --archive` is clean over archives and live log, and they hold every event
+#     the server acknowledged (`liveline_events_appended_total`).
+#   scripts/benchmark-soak.sh [--minutes 15] [--segment 60] [--connections 16] [--binary PATH]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MINUTES=15
+SEGMENT=60
+CONNECTIONS=16
+POOL=10
+BINARY=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --minutes) MINUTES="$2"; shift 2 ;;
+        --segment) SEGMENT="$2"; shift 2 ;;
+        --connections) CONNECTIONS="$2"; shift 2 ;;
+        --binary) BINARY="$2"; shift 2 ;;
+        *) echo "usage: $0 [--minutes N] [--segment SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
+    esac
+done
+source scripts/lib/http-server.sh
+require_load_tools
+use_release_build
+ARCHIVE="$(mktemp -d /tmp/liveline-soak-archive-XXXXXX)"
+cleanup() {
+    stop_server
+    rm -rf "$ARCHIVE"
+}
+trap cleanup EXIT
+
+LIFETIMES="LIVELINE_ACTIVE_LIFETIME=2m LIVELINE_DISMISSAL_WINDOW=1m"
+SCALED="LIVELINE_PARTITION_INTERVAL=1m $LIFETIMES"
+export LIVE_SECONDS=90
+SERVER_ENV="$SCALED LIVELINE_RETENTION=4m LIVELINE_ARCHIVE_DIR=$ARCHIVE" start_server "$BINARY" "$POOL" demo
+
+metric_sum() {
+    curl -sf "$BASE/metrics" | awk -v name="$1" 'index($1, name) == 1 {s += $2} END {printf "%d", s}'
+}
+database_bytes() { sql "SELECT pg_database_size(current_database())"; }
+# A duration as wrk prints it (850.00us, 12.34ms, 1.20s), in milliseconds.
+milliseconds() { awk -v d="$1" 'BEGIN {n = d + 0; if (d ~ /us$/) n /= 1000; else if (d ~ /[0-9]s$/ && d !~ /ms$/) n *= 1000; printf "%.2f", n}'; }
+accepted() { echo $(($(wrk_field "$1" requests) - $(wrk_field "$1" errors))); }
+
+# Bytes per accepted update, delivered.
+before="$(database_bytes)"
+run_wrk updates "$CONNECTIONS" 20
+caught_up "$(sql 'SELECT max(position) FROM events')"
+sql "CHECKPOINT" > /dev/null
+grown=$(($(database_bytes) - before))
+updates="$(accepted updates)"
+echo "bytes of database per accepted update: $((grown / updates)) ($grown bytes for $updates updates, delivered; target <= 600)"
+
+SEGMENTS=$((MINUTES * 60 / SEGMENT))
+echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
+printf '%4s %10s %10s %8s %14s %9s %9s\n' run requests/s p99 errors "database bytes" retired archived
+: > "$DATA/soak.rows"
+for segment in $(seq 1 "$SEGMENTS"); do
+    export ROUND="$segment"
+    run_wrk soak "$CONNECTIONS" "$SEGMENT"
+    read -r retired archived <<< "$(sql "SELECT count(retired_at), count(archive) FROM log_partitions" | tr '|' ' ')"
+    row="$segment $(wrk_field soak rate) $(milliseconds "$(wrk_field soak p99)") $(wrk_field soak errors) $(database_bytes) $retired $archived"
+    echo "$row" >> "$DATA/soak.rows"
+    printf '%4s %10s %8sms %8s %14s %9s %9s\n' $row
+done
+
+third=$((SEGMENTS / 3))
+awk -v third="$third" -v n="$SEGMENTS" '
+    NR <= third {r1 += $2; p1 += $3}
+    NR > n - third {r3 += $2; p3 += $3}
+    NR == n - third {start = $5}
+    NR == n {end = $5}
+    END {
+        r1 /= third; r3 /= third; p1 /= third; p3 /= third
+        growth = 100 * (end - start) / end
+        printf "database growth over the last third: %.1f %% of its size (target <= 5 %%)\n", growth
+        printf "throughput, last third / first third: %.3f (%.0f / %.0f requests/s; target >= 0.95)\n", r3 / r1, r3, r1
+        printf "p99, last third / first third: %.2f (%.1f / %.1f ms; target <= 1.2)\n", p3 / p1, p3, p1
+    }' "$DATA/soak.rows"
+echo "retired partitions without an archive: $(sql "SELECT count(*) FROM log_partitions WHERE retired_at IS NOT NULL AND archive IS NULL")"
+
+# Every activity dismissed, then no more retirement while verify reads, and nothing appended.
+for _ in $(seq 1 150); do
+    [[ "$(sql "SELECT count(*) FROM activities WHERE state <> 'dismissed'")" == 0 ]] && break
+    sleep 2
+done
+acknowledged="$(metric_sum liveline_events_appended_total)"
+SERVER_ENV="$SCALED" restart_server "$BINARY" "$POOL"
+env $LIFETIMES DATABASE_URL="$DATABASE_URL" "$BINARY" verify --archive "$ARCHIVE" --json > "$DATA/verify.json" || true
+python3 - "$DATA/verify.json" "$acknowledged" << 'PY'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+archive = summary["archive"]
+held = summary["events"] + archive["events"]
+print(f"verify --archive: {len(summary['findings'])} findings, {len(archive['problems'])} archive problems, "
+      f"{archive['archives']} archives ({archive['events']} events) + live log ({summary['events']} events)")
+for problem in archive["problems"][:5]: print("  problem:", problem)
+for finding in summary["findings"][:5]: print("  finding:", finding)
+print(f"events acknowledged by the server: {sys.argv[2]}; held by archives and live log: {held}"
+      f" ({'all' if held == int(sys.argv[2]) else 'NOT all'})")
+PY
