@@ -8,18 +8,26 @@
 # First, before the soak, the bytes of database per accepted update: 20 s of updates to the
 # seeded activities, delivered, and the growth of the database divided by the updates accepted.
 #
+# Then WARM_UP minutes of the same load, not counted, so that the counted runs begin once
+# activities reach their lifetime and the deadline worker ends and dismisses them as fast as
+# they come; retirement begins some minutes later (a partition settles once its activities are
+# all dismissed, and is kept 4 minutes more).
+#
 # Then the targets of #40, each printed with its figure:
 #   - the database's size is flat: growth over the last third ≤ 5 % of its size;
 #   - throughput over the last third ≥ 0.95 × the first third, and p99 ≤ 1.2 × it;
+#   - the p99 of a probe's updates (one each 20 ms, scripts/lib/latency-probe.py) while a
+#     partition is detached or dropped within 5 ms of its p99 otherwise;
 #   - every retired partition was archived;
 #   - once every activity is dismissed and the server runs again without retention,
 #     `liveline verify --archive` is clean over archives and live log, and they hold every event
 #     the server acknowledged (`liveline_events_appended_total`).
-#   scripts/benchmark-soak.sh [--minutes 15] [--segment 60] [--connections 16] [--binary PATH]
+#   scripts/benchmark-soak.sh [--minutes 15] [--warm-up 3] [--segment 60] [--connections 16] [--binary PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MINUTES=15
+WARM_UP=3
 SEGMENT=60
 CONNECTIONS=16
 POOL=10
@@ -27,10 +35,11 @@ BINARY=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --minutes) MINUTES="$2"; shift 2 ;;
+        --warm-up) WARM_UP="$2"; shift 2 ;;
         --segment) SEGMENT="$2"; shift 2 ;;
         --connections) CONNECTIONS="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--minutes N] [--segment SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--minutes N] [--warm-up N] [--segment SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh
@@ -56,19 +65,38 @@ database_bytes() { sql "SELECT pg_database_size(current_database())"; }
 milliseconds() { awk -v d="$1" 'BEGIN {n = d + 0; if (d ~ /us$/) n /= 1000; else if (d ~ /[0-9]s$/ && d !~ /ms$/) n *= 1000; printf "%.2f", n}'; }
 accepted() { echo $(($(wrk_field "$1" requests) - $(wrk_field "$1" errors))); }
 
+# The bytes of each table, its partitions, indexes and TOAST included: "table bytes" lines.
+table_bytes() {
+    sql "SELECT coalesce(i.inhparent::regclass::text, c.oid::regclass::text), sum(pg_total_relation_size(c.oid))
+         FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
+         WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace GROUP BY 1" | tr '|' ' '
+}
+
 # Bytes per accepted update, delivered.
 before="$(database_bytes)"
+table_bytes > "$DATA/tables.before"
 run_wrk updates "$CONNECTIONS" 20
 caught_up "$(sql 'SELECT max(position) FROM events')"
 sql "CHECKPOINT" > /dev/null
 grown=$(($(database_bytes) - before))
 updates="$(accepted updates)"
 echo "bytes of database per accepted update: $((grown / updates)) ($grown bytes for $updates updates, delivered; target <= 600)"
+table_bytes > "$DATA/tables.after"
+awk -v n="$updates" 'NR == FNR {before[$1] = $2; next} {grew = $2 - before[$1]} grew > 0 {printf "  %-28s %5.0f bytes per update\n", $1, grew / n}' \
+    "$DATA/tables.before" "$DATA/tables.after" | sort -k2 -n -r
 
+if [[ $WARM_UP -gt 0 ]]; then
+    export ROUND=warm
+    run_wrk soak "$CONNECTIONS" $((WARM_UP * 60))
+    echo "warm-up: ${WARM_UP}m at $(wrk_field soak rate) requests/s, p99 $(wrk_field soak p99)"
+fi
 SEGMENTS=$((MINUTES * 60 / SEGMENT))
 echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
 printf '%4s %10s %10s %8s %14s %9s %9s\n' run requests/s p99 errors "database bytes" retired archived
 : > "$DATA/soak.rows"
+# Beside the load, the latency of updates while partitions are retired and otherwise.
+python3 scripts/lib/latency-probe.py "$BASE" "$LIVELINE_KEY" "$DATABASE_URL" > "$DATA/probe.txt" 2>&1 &
+PROBE=$!
 for segment in $(seq 1 "$SEGMENTS"); do
     export ROUND="$segment"
     run_wrk soak "$CONNECTIONS" "$SEGMENT"
@@ -77,6 +105,10 @@ for segment in $(seq 1 "$SEGMENTS"); do
     echo "$row" >> "$DATA/soak.rows"
     printf '%4s %10s %8sms %8s %14s %9s %9s\n' $row
 done
+
+kill -TERM "$PROBE"
+wait "$PROBE" || true
+cat "$DATA/probe.txt"
 
 third=$((SEGMENTS / 3))
 awk -v third="$third" -v n="$SEGMENTS" '

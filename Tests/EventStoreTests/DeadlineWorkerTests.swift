@@ -181,6 +181,69 @@ struct DeadlineWorkerTests {
         #expect(stored == 300)
     }
 
+    @Test("lifetime ends racing batches of openings and ends in the same app never wait for each other in a cycle")
+    func lifetimeEndsRaceBatchesWithoutDeadlock() async throws {
+        let fixture = try await StoreFixture.make(settings: AppSettings(bundleID: "b", maxOpen: 10_000))
+        // Activities on every stripe, all due to reach their lifetime at once.
+        try await fixture.withStore(connections: 8) { store in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<600 {
+                    group.addTask {
+                        try await store.execute(
+                            requestCommand(device: "d\(index % 40)"),
+                            on: fixture.stream("old-\(index)"),
+                            at: fixture.now
+                        )
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let later = fixture.now + .seconds(9 * 3600)
+        try await fixture.withStore(connections: 8, writers: 2) { commands in
+            try await fixture.withStore(connections: 6) { deadlines in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<4 {
+                        group.addTask {
+                            while try await !deadlines.applyDueDeadlines(at: later, limit: 25).isEmpty {}
+                        }
+                    }
+                    // Meanwhile the app opens new activities and ends others, in batches.
+                    for index in 0..<300 {
+                        group.addTask {
+                            try await commands.execute(
+                                requestCommand(device: "d\(index % 40)"),
+                                on: fixture.stream("new-\(index)"),
+                                at: later
+                            )
+                            try await commands.execute(
+                                .end(.init(dismissal: .immediate)),
+                                on: fixture.stream("new-\(index)"),
+                                at: later
+                            )
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        let (ended, deadlocks): (Int, Int) = try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                (
+                    try connection.query(
+                        "SELECT count(*) FROM activities WHERE activity_id LIKE 'old-%' AND state = 'ended'"
+                    ).single!.decode(0),
+                    // The stores' connections are closed: what they counted has been reported.
+                    try connection.query(
+                        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
+                    ).single!.decode(0)
+                )
+            }
+        }
+        #expect(ended == 600)
+        #expect(deadlocks == 0)
+    }
+
     @Test(
         "end to end with real time: start and stale 1 s ahead, dismissal after 2 s, each applied by the worker at its due time and not before"
     )

@@ -1001,8 +1001,6 @@ CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (a
 
 CREATE INDEX deliveries_activity ON ONLY public.deliveries USING btree (app_id, activity_id, id);
 
-CREATE INDEX deliveries_attempted ON ONLY public.deliveries USING btree (attempted_at);
-
 CREATE INDEX deliveries_before_partitions_activity ON public.deliveries_before_partitions USING btree (app_id, activity_id, id);
 
 CREATE INDEX deliveries_before_partitions_attempted ON public.deliveries_before_partitions USING btree (attempted_at);
@@ -1020,10 +1018,6 @@ CREATE INDEX events_before_partitions_app_position ON public.events_before_parti
 CREATE INDEX events_remote_starts ON ONLY public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
 
 CREATE INDEX events_before_partitions_remote_starts ON public.events_before_partitions USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
-
-CREATE INDEX events_type_occurred ON ONLY public.events USING btree (type, occurred_at);
-
-CREATE INDEX events_before_partitions_type_occurred ON public.events_before_partitions USING btree (type, occurred_at);
 
 CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
 
@@ -1045,8 +1039,6 @@ CREATE INDEX rejections_before_partitions_time ON public.rejections_before_parti
 
 ALTER INDEX public.deliveries_activity ATTACH PARTITION public.deliveries_before_partitions_activity;
 
-ALTER INDEX public.deliveries_attempted ATTACH PARTITION public.deliveries_before_partitions_attempted;
-
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.deliveries_position ATTACH PARTITION public.deliveries_before_partitions_position;
@@ -1058,8 +1050,6 @@ ALTER INDEX public.events_app_position ATTACH PARTITION public.events_before_par
 ALTER INDEX public.events_pkey ATTACH PARTITION public.events_before_partitions_pkey;
 
 ALTER INDEX public.events_remote_starts ATTACH PARTITION public.events_before_partitions_remote_starts;
-
-ALTER INDEX public.events_type_occurred ATTACH PARTITION public.events_before_partitions_type_occurred;
 
 ALTER INDEX public.push_token_invalidations_activity ATTACH PARTITION public.push_token_invalidations_before_partitions_activity;
 

@@ -39,22 +39,3 @@ struct ActivityAppend {
         }
     }
 }
-
-extension EventStore {
-    /// Appends one activity's events on its own (the deadline worker's step).
-    ///
-    /// - Returns: the activity as projected, and the events as stored.
-    /// - Throws: the `PostgresError` of `liveline_append` (a cap reached, a version conflict).
-    static func append(
-        _ events: [ActivityEvent],
-        on stream: StreamID,
-        from before: Activity?,
-        to after: Activity,
-        _ lifecycle: Lifecycle,
-        _ connection: Connection
-    ) throws -> (StoredActivity, [StoredEvent]) {
-        let append = ActivityAppend(events, on: stream, from: before, to: after, lifecycle, idempotency: nil)
-        let (first, recordedAt) = try CommandQueries.append(append, connection)
-        return (append.stored, append.stored(from: first, recordedAt: recordedAt))
-    }
-}

@@ -15,21 +15,30 @@ extension EventStore {
     public func applyDueDeadlines(at now: Timestamp, limit: Int) async throws -> [StoredEvent] {
         let lifecycle = lifecycle
         let appended = try await withTransaction { connection in
-            var appended: [StoredEvent] = []
-            for stored in try DeadlineQueries.claimDue(at: now, limit: limit, connection) {
-                let before = stored.activity
-                let (after, events) = lifecycle.applyDueDeadlines(to: before, at: now)
-                guard !events.isEmpty else { continue }
-                appended += try Self.append(
-                    events,
-                    on: stored.stream,
-                    from: before,
-                    to: after,
-                    lifecycle,
-                    connection
-                ).1
+            let appends = try DeadlineQueries.claimDue(at: now, limit: limit, connection).compactMap { stored in
+                let (after, events) = lifecycle.applyDueDeadlines(to: stored.activity, at: now)
+                return events.isEmpty
+                    ? nil
+                    : ActivityAppend(
+                        events,
+                        on: stored.stream,
+                        from: stored.activity,
+                        to: after,
+                        lifecycle,
+                        idempotency: nil
+                    )
             }
-            return appended
+            // As one batch: the cap rows the closings free are locked in the order every batch of
+            // commands locks them, so that the two never wait for each other in a cycle.
+            let results = try CommandQueries.append(appends, recording: [], connection)
+            return try zip(appends, results).flatMap { append, result in
+                switch result {
+                case .success(let (first, recordedAt)): append.stored(from: first, recordedAt: recordedAt)
+                // A time-driven transition opens nothing and is applied under the row's lock: a
+                // refusal is a fault; the transaction is undone and the worker tries again.
+                case .failure(let refusal): throw refusal
+                }
+            }
         }
         StoreMetrics.recordAppended(appended)
         if !appended.isEmpty {

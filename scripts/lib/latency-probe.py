@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The latency of updates while the server retires partitions, beside a load (for
+scripts/benchmark-soak.sh). Sends one update every INTERVAL_MS on a keep-alive connection to an
+activity of its own (a new one each 50 s, before the lifetime of the scaled soak ends it), and
+polls pg_stat_activity every 100 ms for the statements of retirement: the archive's COPY, the
+detach, the removal of projection rows, the drop. When stopped (SIGTERM), prints p50 and p99 of
+the updates sent while a detach or drop ran, while any retirement step ran, and otherwise.
+
+    latency-probe.py BASE_URL KEY DATABASE_URL [INTERVAL_MS]
+"""
+import http.client
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from urllib.parse import urlparse
+
+base, key, database = sys.argv[1], sys.argv[2], sys.argv[3]
+interval = float(sys.argv[4] if len(sys.argv) > 4 else 20) / 1000
+stopped = threading.Event()
+signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+
+# Which retirement step ran at each poll: (time, step) with step "detach", "other" or None.
+STEPS = """
+SELECT coalesce(max(CASE WHEN query ~ '^ALTER TABLE .* DETACH PARTITION' OR query ~ '^DROP TABLE' THEN 2
+                         WHEN query ~ '^\\s*COPY \\(' OR query ~ 'DELETE FROM activities a USING' THEN 1 END), 0)
+FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()
+"""
+polls = []
+
+
+def poll():
+    with subprocess.Popen(["psql", database, "-Atq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as psql:
+        while not stopped.is_set():
+            psql.stdin.write(STEPS.strip() + ";\n")
+            psql.stdin.flush()
+            polls.append((time.monotonic(), int(psql.stdout.readline().strip() or 0)))
+            time.sleep(0.1)
+        psql.stdin.close()
+
+
+threading.Thread(target=poll, daemon=True).start()
+url = urlparse(base)
+connection = http.client.HTTPConnection(url.hostname, url.port)
+headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+samples = []  # (start, seconds, ok)
+activity, born, serial = None, 0.0, 0
+while not stopped.is_set():
+    now = time.monotonic()
+    if activity is None or now - born > 50:
+        serial += 1
+        activity, born = f"probe-{int(time.time())}-{serial}", now
+        body = {"activityId": activity, "activityType": "probe", "contentState": {"n": 0}}
+        connection.request("POST", "/v1/activities", json.dumps(body), headers)
+        connection.getresponse().read()
+    started = time.monotonic()
+    body = {"contentState": {"n": serial}, "priority": 5}
+    connection.request("POST", f"/v1/activities/{activity}/updates", json.dumps(body), headers)
+    response = connection.getresponse()
+    response.read()
+    samples.append((started, time.monotonic() - started, response.status == 200))
+    time.sleep(max(0.0, interval - (time.monotonic() - started)))
+
+
+def step_at(moment):
+    """The retirement step that ran at `moment`: that of the polls just before and after it."""
+    before = [step for at, step in polls if at <= moment][-1:] or [0]
+    after = [step for at, step in polls if at >= moment][:1] or [0]
+    return max(before[0], after[0])
+
+
+def summary(name, latencies):
+    if not latencies:
+        return f"{name}: no updates"
+    ordered = sorted(latencies)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+    return f"{name}: {len(ordered)} updates, p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms"
+
+
+groups = {0: [], 1: [], 2: []}
+for started, seconds, ok in samples:
+    groups[step_at(started)].append(seconds)
+print(summary("probe, while a partition was detached or dropped", groups[2]))
+print(summary("probe, while a partition was archived or its activities removed", groups[1]))
+print(summary("probe, otherwise", groups[0]))
+print(f"probe: {sum(1 for *_, ok in samples if not ok)} updates not answered 200")
