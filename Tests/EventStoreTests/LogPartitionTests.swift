@@ -72,10 +72,11 @@ struct LogPartitionTests {
             }
             #expect(aheadOfNow)
 
-            // A shorter interval: the next partitions are that long, and still follow on.
+            // A shorter interval: the next partitions are that long, and still follow on. A hundred
+            // hours ahead reach past the daily partitions (up to three days ahead, by the time of day).
             try await pool.withConnection { connection in
                 try connection.execute(
-                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 60"
+                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100"
                 )
             }
             #expect(try await store.createPartitions() > 0)
