@@ -22,9 +22,10 @@ struct CommandEnvironment {
     let configuration: LivelineConfiguration
     let logger: Logger
 
-    /// Reads the configuration and starts logging to standard error.
-    static func make(_ options: ConfigurationOptions) throws -> CommandEnvironment {
-        let configuration = try LivelineConfiguration(flags: options.values)
+    /// Reads the configuration and starts logging to standard error. `settings` are a command's
+    /// own flags, under their configuration keys, which override the environment too.
+    static func make(_ options: ConfigurationOptions, settings: [String: String] = [:]) throws -> CommandEnvironment {
+        let configuration = try LivelineConfiguration(flags: options.values.merging(settings) { _, own in own })
         LoggingSystem.bootstrap { label in
             StandardErrorLogHandler(label: label, logLevel: configuration.logLevel)
         }
@@ -82,6 +83,7 @@ struct CommandEnvironment {
         // Appends need the partition of now before the first request; maintenance keeps them ahead.
         try await store.createPartitions()
         let retention = try await retentionPolicy(store)
+        log(retention)
         if let globalMaxOpen = configuration.globalMaxOpen {
             try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
             logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
@@ -121,9 +123,24 @@ struct CommandEnvironment {
         )
     }
 
-    /// The retention the settings ask for, checked before the server starts: its role may retire
-    /// partitions, and its archive folder can be written. `nil` when no retention is set.
-    private func retentionPolicy(_ store: EventStore) async throws -> RetentionPolicy? {
+    private func log(_ retention: RetentionPolicy?) {
+        guard let retention else { return }
+        if retention.archive == nil {
+            logger.warning(
+                "LIVELINE_RETENTION is set without LIVELINE_ARCHIVE_DIR: retired partitions are dropped unarchived"
+            )
+        }
+        logger.info(
+            "retention on",
+            metadata: [
+                "retention": "\(retention.retention.humanReadable)", "archive": "\(retention.archive?.path ?? "none")",
+            ]
+        )
+    }
+
+    /// The retention the settings ask for, checked before anything is retired: the role may
+    /// retire partitions, and the archive folder can be written. `nil` when no retention is set.
+    func retentionPolicy(_ store: EventStore) async throws -> RetentionPolicy? {
         guard let retention = configuration.retention else { return nil }
         do {
             try await store.checkMayRetirePartitions()
@@ -136,15 +153,6 @@ struct CommandEnvironment {
         } catch {
             throw ConfigurationError("LIVELINE_ARCHIVE_DIR: \(error)")
         }
-        if archive == nil {
-            logger.warning(
-                "LIVELINE_RETENTION is set without LIVELINE_ARCHIVE_DIR: retired partitions are dropped unarchived"
-            )
-        }
-        logger.info(
-            "retention on",
-            metadata: ["retention": "\(retention.humanReadable)", "archive": "\(archive?.path ?? "none")"]
-        )
         return RetentionPolicy(retention: retention, archive: archive)
     }
 

@@ -6,7 +6,8 @@ public struct Liveline: AsyncParsableCommand {
         commandName: "liveline",
         abstract: "Live Activity lifecycle server.",
         subcommands: [
-            Serve.self, Dev.self, Migrate.self, Apps.self, Audit.self, Verify.self, Replay.self, LifecycleTable.self,
+            Serve.self, Dev.self, Migrate.self, Apps.self, Audit.self, Verify.self, Replay.self, Archive.self,
+            LifecycleTable.self,
             LocalAPNsCommand.self,
         ]
     )

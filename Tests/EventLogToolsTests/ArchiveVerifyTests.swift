@@ -65,9 +65,11 @@ struct ArchiveVerifyTests {
             let now: PostgresTimestamp = try await pool.withConnection {
                 try $0.query("SELECT now() AS now").single!.decode("now")
             }
-            let retired = try await store.retirePartitions(
-                RetentionPolicy(retention: .seconds(86400), archive: folder),
-                asOf: Timestamp(now) + .seconds(3 * 86400)
+            let retired = try #require(
+                await store.retirePartitions(
+                    RetentionPolicy(retention: .seconds(86400), archive: folder),
+                    asOf: Timestamp(now) + .seconds(3 * 86400)
+                )
             )
             // The partition of 2020 went (with its two streams); today's holds open `live` and stays.
             let archive = try #require(retired.first { $0.archive?.rows == 5 }?.archive)

@@ -57,6 +57,11 @@ struct RetentionTests {
         }
     }
 
+    /// What a retirement as of `asOf` retired (this test's process is the only one retiring).
+    private func retire(asOf: Timestamp) async throws -> [RetiredPartition] {
+        try #require(await fixture.withStore { try await $0.retirePartitions(policy, asOf: asOf) })
+    }
+
     private func projectedActivities() async throws -> Int {
         try await query {
             Int(try $0.query("SELECT count(*) AS n FROM activities").single!.decode("n", as: Int64.self))
@@ -80,7 +85,7 @@ struct RetentionTests {
         let later = try await databaseNow(plusDays: 3)
 
         // `b` is still active: its partition stays, whatever the time.
-        let first = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        let first = try await retire(asOf: later)
         #expect(!first.map(\.partition).contains(current))
         #expect(first.contains { $0.partition == "events_before_partitions" })
         let logBefore = try await log()
@@ -99,10 +104,10 @@ struct RetentionTests {
         }
         // Settled now; retired once the retention has passed since.
         #expect(
-            try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later - .seconds(86400 * 2)) }
+            try await retire(asOf: later - .seconds(86400 * 2))
                 .isEmpty
         )
-        let retired = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        let retired = try await retire(asOf: later)
         let partition = try #require(retired.first { $0.partition == current })
         #expect(partition.table == "events")
         #expect(partition.activitiesRemoved == 2)
@@ -161,13 +166,13 @@ struct RetentionTests {
         try Data("not a folder".utf8).write(to: URL(fileURLWithPath: archive.path))
         let later = try await databaseNow(plusDays: 3)
         await #expect(throws: (any Error).self) {
-            try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+            try await retire(asOf: later)
         }
         #expect(try await log() == logBefore)
         #expect(try await projectedActivities() == 1)
 
         try FileManager.default.removeItem(atPath: archive.path)
-        let retired = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        let retired = try await retire(asOf: later)
         #expect(retired.contains { $0.partition == current && $0.archive?.rows == logBefore.count })
         #expect(try await log().isEmpty)
         #expect(try await projectedActivities() == 0)
@@ -212,7 +217,7 @@ struct RetentionTests {
         #expect(try await log().isEmpty)
         #expect(try await projectedActivities() == 1)
 
-        let retired = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+        let retired = try await retire(asOf: later)
         let resumed = try #require(retired.first { $0.partition == current })
         #expect(resumed.archive == nil)
         #expect(resumed.activitiesRemoved == 1)
@@ -222,6 +227,21 @@ struct RetentionTests {
             try $0.query("SELECT to_regclass(\(current)) IS NOT NULL AS p").single!.decode("p")
         }
         #expect(!present)
+    }
+
+    @Test("one process retires at a time: while another does, a run retires nothing and says so")
+    func oneRetirerAtATime() async throws {
+        let later = try await databaseNow(plusDays: 3)
+        try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { other in
+                try other.execute("SELECT pg_advisory_lock(hashtextextended('liveline_retire_partitions', 0))")
+            }
+            // The pool keeps that connection, and its session keeps the lock, until it closes.
+            let busy = try await fixture.withStore { try await $0.retirePartitions(policy, asOf: later) }
+            #expect(busy == nil)
+            #expect(try await log().isEmpty)
+        }
+        #expect(try await retire(asOf: later).contains { $0.partition == "events_before_partitions" })
     }
 
     @Test("a role that does not own the tables may not retire, and is told who does")

@@ -4,7 +4,6 @@ import Crypto
 import EventStore
 import Foundation
 import LocalAPNs
-import LogArchive
 import Postgres
 import TestSupport
 import Testing
@@ -135,7 +134,7 @@ struct CommandLineTests {
         #expect(unreachable.errors.hasPrefix("liveline: error: "))
     }
 
-    @Test("a retired activity is audited from its archive, and verify --archive checks the archives too")
+    @Test("archive retires what is due into a folder; audit finds the activity there; verify --archive checks it")
     func archives() async throws {
         try await liveline("migrate")
         try await liveline("apps", "create", "demo", "--max-open", "10")
@@ -150,14 +149,40 @@ struct CommandLineTests {
                 at: .now()
             )
             try await store.execute(.end(.init(dismissal: .immediate)), on: stream, at: .now())
-            let now: PostgresTimestamp = try await pool.withConnection {
-                try $0.query("SELECT now() AS now").single!.decode("now")
-            }
-            try await store.retirePartitions(
-                RetentionPolicy(retention: .seconds(86400), archive: ArchiveFolder(path: folder)),
-                asOf: Timestamp(now) + .seconds(3 * 86400)
-            )
         }
+
+        let unarchived = try await liveline("archive", "--retention", "7d", environment: ["LIVELINE_ARCHIVE_DIR": nil])
+        #expect(unarchived.status == 1)
+        #expect(unarchived.errors == "liveline: error: no archive folder: give --to or set LIVELINE_ARCHIVE_DIR\n")
+        let unset = try await liveline("archive", "--to", folder, environment: ["LIVELINE_RETENTION": nil])
+        #expect(unset.errors == "liveline: error: no retention: give --retention or set LIVELINE_RETENTION\n")
+        let short = try await liveline("archive", "--to", folder, "--retention", "1h")
+        #expect(short.status == 1)
+        #expect(short.errors.contains("LIVELINE_RETENTION must be at least"))
+        let early = try await liveline("archive", "--to", folder, "--retention", "7d")
+        #expect(early.status == 0, "\(early.errors)")
+        #expect(early.lines == ["nothing to retire: no partition settled 7d ago or more"])
+
+        // As if the partitions up to now had settled eight days ago.
+        try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection { connection in
+                try connection.execute(
+                    "UPDATE log_partitions SET settled_at = now() - interval '8 days' WHERE from_time <= now()"
+                )
+            }
+        }
+        let retired = try await liveline("archive", "--to", folder, "--retention", "7d")
+        #expect(retired.status == 0, "\(retired.errors)")
+        #expect(retired.lines.contains { $0.hasPrefix("events_before_partitions: 0 rows, ") })
+        #expect(
+            retired.lines.contains {
+                $0.hasPrefix("events_") && $0.contains(": 3 rows, ") && $0.hasSuffix("; 1 activity removed")
+            }
+        )
+        #expect(retired.lines.last?.hasSuffix(" partitions archived and dropped") == true)
+        let again = try await liveline("archive", "--to", folder, "--retention", "7d", "--json")
+        #expect(again.status == 0)
+        #expect((try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [Any])?.isEmpty == true)
 
         let audit = try await liveline("audit", "demo", "a0", environment: ["LIVELINE_ARCHIVE_DIR": folder])
         #expect(audit.status == 0, "\(audit.errors)")

@@ -18,7 +18,7 @@ public struct RetentionPolicy: Sendable {
 }
 
 /// A partition retirement removed: its table, and what became of its rows.
-public struct RetiredPartition: Sendable, Equatable {
+public struct RetiredPartition: Sendable, Equatable, Encodable {
     public let partition: String
     public let table: String
     /// Its archive, when one was written (now or by an earlier, interrupted run).
@@ -51,15 +51,16 @@ extension EventStore {
     /// (written, flushed, read back and checked before anything is removed), detaches it
     /// without blocking appends, removes the projection rows of its activities (all dismissed),
     /// drops it, and records it retired. A run interrupted anywhere is finished by the next.
-    /// One server retires at a time; the others find nothing to do. Returns what it retired.
+    /// One process retires at a time. Returns what it retired, or `nil` when another process is
+    /// retiring now (it does the work).
     @discardableResult
     public func retirePartitions(
         _ policy: RetentionPolicy,
         asOf: Timestamp? = nil,
         batchSize: Int = 10_000
-    ) async throws -> [RetiredPartition] {
+    ) async throws -> [RetiredPartition]? {
         try await withConnection { connection in
-            guard try PartitionRetirementQueries.lockRetirement(connection) else { return [] }
+            guard try PartitionRetirementQueries.lockRetirement(connection) else { return nil }
             defer { try? PartitionRetirementQueries.unlockRetirement(connection) }
             let now = try Self.databaseNow(connection)
             let asOf = asOf ?? now

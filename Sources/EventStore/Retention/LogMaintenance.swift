@@ -83,7 +83,7 @@ public struct LogMaintenance: Service {
             )
             Counter(label: "liveline_idempotency_keys_expired_total", factory: metrics).increment(by: Int64(expired))
             if let policy = configuration.retention {
-                report(try await store.retirePartitions(policy))
+                report(try await store.retirePartitions(policy) ?? [])
             }
             record(try await store.logFootprint())
             Gauge(label: "liveline_maintenance_last_success_seconds", factory: metrics)
