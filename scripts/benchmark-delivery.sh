@@ -222,8 +222,9 @@ fan_out() {
     postgres=$(postgres_ticks)
     "$@"
     for _ in $(seq 1 600); do
-        [[ "$(sql "SELECT count(*) FROM deliveries WHERE outcome = 'delivered' AND activity_id LIKE '$pattern'
-                   AND attempted_at >= '$t0'")" -ge "$expected" ]] && break
+        [[ "$(sql "SELECT count(*) FROM deliveries d JOIN events e ON e.position = d.position
+                   WHERE d.outcome = 'delivered' AND e.activity_id LIKE '$pattern'
+                   AND d.attempted_at >= '$t0'")" -ge "$expected" ]] && break
         sleep 0.2
     done
     server=$(($(process_ticks "$SERVER") - server))
@@ -233,7 +234,7 @@ fan_out() {
                 round((percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.attempted_at - e.recorded_at)
                                                         * 1000 + d.latency_us / 1000.0))::numeric, 1)
          FROM deliveries d JOIN events e ON e.position = d.position
-         WHERE d.outcome = 'delivered' AND d.activity_id LIKE '$pattern' AND d.attempted_at >= '$t0'" |
+         WHERE d.outcome = 'delivered' AND e.activity_id LIKE '$pattern' AND d.attempted_at >= '$t0'" |
         awk -F'|' -v name="$name" -v changes="$changes" -v server="$server" -v postgres="$postgres" \
             -v tick="$(getconf CLK_TCK)" '{
             printf "  %s: %d requests to APNs, first commit to last answer %.1f ms, median commit to answer %.1f ms\n",

@@ -395,8 +395,6 @@ CREATE TABLE public.deliveries (
     id bigint NOT NULL,
     "position" bigint NOT NULL,
     app_id public.liveline_id NOT NULL,
-    activity_id public.liveline_id NOT NULL,
-    version integer NOT NULL,
     outcome text NOT NULL,
     attempt integer NOT NULL,
     apns_id uuid,
@@ -411,8 +409,7 @@ CREATE TABLE public.deliveries (
     CONSTRAINT deliveries_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT deliveries_latency_us_check CHECK ((latency_us >= 0)),
     CONSTRAINT deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'superseded'::text, 'awaiting_token'::text, 'no_credentials'::text, 'undeliverable'::text, 'expired'::text, 'sending'::text]))),
-    CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
-    CONSTRAINT deliveries_version_check CHECK ((version > 0))
+    CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10])))
 )
 PARTITION BY RANGE (recorded_at);
 
@@ -420,8 +417,6 @@ CREATE TABLE public.deliveries_before_partitions (
     id bigint DEFAULT NULL NOT NULL,
     "position" bigint NOT NULL,
     app_id public.liveline_id NOT NULL,
-    activity_id public.liveline_id NOT NULL,
-    version integer NOT NULL,
     outcome text NOT NULL,
     attempt integer NOT NULL,
     apns_id uuid,
@@ -436,8 +431,7 @@ CREATE TABLE public.deliveries_before_partitions (
     CONSTRAINT deliveries_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT deliveries_latency_us_check CHECK ((latency_us >= 0)),
     CONSTRAINT deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'superseded'::text, 'awaiting_token'::text, 'no_credentials'::text, 'undeliverable'::text, 'expired'::text, 'sending'::text]))),
-    CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
-    CONSTRAINT deliveries_version_check CHECK ((version > 0))
+    CONSTRAINT deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10])))
 );
 
 CREATE SEQUENCE public.deliveries_id_seq
@@ -913,10 +907,10 @@ ALTER TABLE ONLY public.broadcast_channels
     ADD CONSTRAINT broadcast_channels_pkey PRIMARY KEY (app_id, channel_id);
 
 ALTER TABLE ONLY public.deliveries
-    ADD CONSTRAINT deliveries_pkey PRIMARY KEY (id, recorded_at);
+    ADD CONSTRAINT deliveries_pkey PRIMARY KEY ("position", id, recorded_at);
 
 ALTER TABLE ONLY public.deliveries_before_partitions
-    ADD CONSTRAINT deliveries_before_partitions_pkey PRIMARY KEY (id, recorded_at);
+    ADD CONSTRAINT deliveries_before_partitions_pkey PRIMARY KEY ("position", id, recorded_at);
 
 ALTER TABLE ONLY public.delivery_holds
     ADD CONSTRAINT delivery_holds_pkey PRIMARY KEY (app_id, activity_id, "position");
@@ -999,16 +993,6 @@ CREATE INDEX api_keys_app ON public.api_keys USING btree (app_id);
 
 CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (app_id, created_at) WHERE (deleted_at IS NULL);
 
-CREATE INDEX deliveries_activity ON ONLY public.deliveries USING btree (app_id, activity_id, id);
-
-CREATE INDEX deliveries_before_partitions_activity ON public.deliveries_before_partitions USING btree (app_id, activity_id, id);
-
-CREATE INDEX deliveries_before_partitions_attempted ON public.deliveries_before_partitions USING btree (attempted_at);
-
-CREATE INDEX deliveries_position ON ONLY public.deliveries USING btree ("position");
-
-CREATE INDEX deliveries_before_partitions_position ON public.deliveries_before_partitions USING btree ("position");
-
 CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
 
 CREATE INDEX events_app_position ON ONLY public.events USING btree (app_id, "position");
@@ -1037,11 +1021,7 @@ CREATE INDEX rejections_time ON ONLY public.rejections USING btree (occurred_at)
 
 CREATE INDEX rejections_before_partitions_time ON public.rejections_before_partitions USING btree (occurred_at);
 
-ALTER INDEX public.deliveries_activity ATTACH PARTITION public.deliveries_before_partitions_activity;
-
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
-
-ALTER INDEX public.deliveries_position ATTACH PARTITION public.deliveries_before_partitions_position;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
 

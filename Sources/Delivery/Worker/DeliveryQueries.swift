@@ -21,11 +21,10 @@ enum DeliveryQueries {
             if !records.isEmpty {
                 try connection.execute(
                     """
-                    INSERT INTO deliveries (position, app_id, activity_id, version, outcome, attempt, apns_id,
-                        device_token, channel_id, priority, status, reason, latency_us, attempted_at)
+                    INSERT INTO deliveries (position, app_id, outcome, attempt, apns_id, device_token, channel_id,
+                        priority, status, reason, latency_us, attempted_at)
                     SELECT * FROM unnest(
                         \(PostgresArray(records.map(\.position))), \(PostgresArray(records.map(\.stream.app.rawValue))),
-                        \(PostgresArray(records.map(\.stream.activity.rawValue))), \(PostgresArray(records.map(\.version))),
                         \(PostgresArray(records.map(\.outcome.rawValue))), \(PostgresArray(records.map(\.attempt))),
                         \(PostgresArray(records.map(\.apnsID)))::uuid[], \(PostgresArray(records.map(\.deviceToken))),
                         \(PostgresArray(records.map(\.channelID))),
@@ -106,7 +105,8 @@ enum DeliveryQueries {
 
     /// Positions after `position` in `shards` whose delivery is already settled, so a worker
     /// that takes a shard over does not send them again; and among them, starts that were
-    /// under way (`sending` last, with no outcome since) when their worker stopped.
+    /// under way (`sending` last, with no outcome since) when their worker stopped. The stream of
+    /// each (its shard) is its event's.
     static func settledPositions(
         after position: Int64,
         in shards: Set<Int>,
@@ -116,10 +116,11 @@ enum DeliveryQueries {
         var interrupted: Set<Int64> = []
         for row in try connection.query(
             """
-            SELECT position, app_id, activity_id, (array_agg(outcome ORDER BY id DESC))[1] = 'sending' AS interrupted
-            FROM deliveries
-            WHERE position > \(position) AND outcome <> 'retrying'
-            GROUP BY position, app_id, activity_id
+            SELECT d.position, e.app_id, e.activity_id, d.interrupted
+            FROM (SELECT position, (array_agg(outcome ORDER BY id DESC))[1] = 'sending' AS interrupted
+                  FROM deliveries WHERE position > \(position) AND outcome <> 'retrying'
+                  GROUP BY position) d
+            JOIN events e ON e.position = d.position
             """
         ) {
             guard shards.contains(DeliveryShard.of(try StreamID(row: row))) else { continue }
@@ -213,14 +214,20 @@ enum DeliveryQueries {
         }
     }
 
-    /// An activity's deliveries, newest first.
+    /// An activity's deliveries, newest first: those of its events (found by their stream key),
+    /// in the deliveries' partitions from the stream's beginning on (bounded by the event's
+    /// column, so that the partitions before it are skipped as the query runs).
     static func deliveries(of stream: StreamID, limit: Int, _ connection: Connection) throws -> [DeliveryRecord] {
         try connection.query(
             """
-            SELECT position, version, outcome, attempt, apns_id::text, device_token, priority::int, status, reason,
-                latency_us, attempted_at, channel_id
-            FROM deliveries WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
-            ORDER BY id DESC LIMIT \(limit)
+            SELECT d.position, e.version, d.outcome, d.attempt, d.apns_id::text, d.device_token, d.priority::int,
+                d.status, d.reason, d.latency_us, d.attempted_at, d.channel_id
+            FROM activities a
+            JOIN events e ON e.app_id = a.app_id AND e.activity_id = a.activity_id
+                AND e.stream_recorded_at = a.stream_recorded_at
+            JOIN deliveries d ON d.position = e.position AND d.recorded_at >= e.stream_recorded_at
+            WHERE a.app_id = \(stream.app.rawValue) AND a.activity_id = \(stream.activity.rawValue)
+            ORDER BY d.id DESC LIMIT \(limit)
             """
         ).map { row in
             let outcome: String = try row.decode("outcome")
