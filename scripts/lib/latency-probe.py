@@ -2,9 +2,11 @@
 """The latency of updates while the server retires partitions, beside a load (for
 scripts/benchmark-soak.sh). Sends one update every INTERVAL_MS on a keep-alive connection to an
 activity of its own (a new one each 50 s, before the lifetime of the scaled soak ends it), and
-polls pg_stat_activity every 100 ms for the statements of retirement: the archive's COPY, the
-detach, the removal of projection rows, the drop. When stopped (SIGTERM), prints p50 and p99 of
-the updates sent while a detach or drop ran, while any retirement step ran, and otherwise.
+polls pg_stat_activity every 50 ms for the statements that change the log's partitions: the
+archive's COPY, the detach, the removal of projection rows, the drop, and the creation of
+partitions ahead (which attaches them). When stopped (SIGTERM), prints p50 and p99 of the updates
+sent while a detach or drop ran, while the other retirement steps ran, while partitions were
+created, and otherwise.
 
     latency-probe.py BASE_URL KEY DATABASE_URL [INTERVAL_MS]
 """
@@ -22,9 +24,11 @@ interval = float(sys.argv[4] if len(sys.argv) > 4 else 20) / 1000
 stopped = threading.Event()
 signal.signal(signal.SIGTERM, lambda *_: stopped.set())
 
-# Which retirement step ran at each poll: (time, step) with step "detach", "other" or None.
+# Which step ran at each poll: (time, step) with step 3 (partitions created), 2 (detach or drop),
+# 1 (archive or removal of projection rows) or 0 (none).
 STEPS = """
-SELECT coalesce(max(CASE WHEN query ~ '^ALTER TABLE .* DETACH PARTITION' OR query ~ '^DROP TABLE' THEN 2
+SELECT coalesce(max(CASE WHEN query ~ 'liveline_create_partitions' THEN 3
+                         WHEN query ~ '^ALTER TABLE .* DETACH PARTITION' OR query ~ '^DROP TABLE' THEN 2
                          WHEN query ~ '^\\s*COPY \\(' OR query ~ 'DELETE FROM activities a USING' THEN 1 END), 0)
 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()
 """
@@ -37,7 +41,7 @@ def poll():
             psql.stdin.write(STEPS.strip() + ";\n")
             psql.stdin.flush()
             polls.append((time.monotonic(), int(psql.stdout.readline().strip() or 0)))
-            time.sleep(0.1)
+            time.sleep(0.05)
         psql.stdin.close()
 
 
@@ -79,10 +83,11 @@ def summary(name, latencies):
     return f"{name}: {len(ordered)} updates, p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms"
 
 
-groups = {0: [], 1: [], 2: []}
+groups = {0: [], 1: [], 2: [], 3: []}
 for started, seconds, ok in samples:
     groups[step_at(started)].append(seconds)
 print(summary("probe, while a partition was detached or dropped", groups[2]))
 print(summary("probe, while a partition was archived or its activities removed", groups[1]))
+print(summary("probe, while partitions were created", groups[3]))
 print(summary("probe, otherwise", groups[0]))
 print(f"probe: {sum(1 for *_, ok in samples if not ok)} updates not answered 200")
