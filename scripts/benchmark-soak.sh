@@ -104,7 +104,13 @@ for segment in $(seq 1 "$SEGMENTS"); do
     row="$segment $(wrk_field soak rate) $(milliseconds "$(wrk_field soak p99)") $(wrk_field soak errors) $(database_bytes) $retired $archived"
     echo "$row" >> "$DATA/soak.rows"
     printf '%4s %10s %8sms %8s %14s %9s %9s\n' $row
+    [[ $segment -ne $((SEGMENTS / 3)) ]] || table_bytes > "$DATA/tables.first-third"
 done
+# Which tables the size moved in over the last two thirds (partitions, indexes and TOAST included).
+table_bytes > "$DATA/tables.end"
+echo "bytes by table, after the first third → at the end:"
+awk 'NR == FNR {before[$1] = $2; next} ($2 > 1e6 || before[$1] > 1e6) {printf "  %-28s %6.1f → %6.1f MB\n", $1, before[$1] / 1e6, $2 / 1e6}' \
+    "$DATA/tables.first-third" "$DATA/tables.end"
 
 kill -TERM "$PROBE"
 wait "$PROBE" || true
