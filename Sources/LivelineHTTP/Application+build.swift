@@ -61,8 +61,9 @@ public struct APIDependencies: Sendable {
 /// activity may hold, far below what could hurt the server.
 public let maximumRequestBodySize = 64 * 1024
 
-/// Builds the Liveline HTTP application: the operations of openapi.yaml (generated routing),
-/// with problem responses, authentication, request metrics and the body size limit.
+/// Builds the Liveline HTTP application: the operations of openapi.yaml — the writes on
+/// activities as Liveline's own routes (`ActivityWriteRoutes`), the others generated — with
+/// problem responses, authentication, request metrics and the body size limit.
 ///
 /// - Parameters:
 ///   - configuration: where to listen.
@@ -83,22 +84,28 @@ public func buildApplication(
         document: try OpenAPIDocument.bytes(),
         logger: logger
     )
+    let problems = ProblemResponses(logger: logger, outage: dependencies.store.outage)
     let operations = OperationRoutes()
     try api.registerHandlers(
         on: operations,
         configuration: .init(jsonEncodingOptions: [.sortedKeys, .withoutEscapingSlashes]),
         middlewares: [
-            ProblemResponses(logger: logger, outage: dependencies.store.outage), PlainHeaders(),
-            AuthenticationMiddleware(authenticator: authenticator),
-            StrictJSONBodies(maximumBodySize: maximumRequestBodySize), OwnJSONOperations(api: api),
+            problems, PlainHeaders(), AuthenticationMiddleware(authenticator: authenticator),
+            StrictJSONBodies(maximumBodySize: maximumRequestBodySize),
         ]
     )
+    let writes = ActivityWriteRoutes<BasicRequestContext>(api: api, authenticator: authenticator, problems: problems)
     let router = Router()
-    router.add(middleware: RouterProblemMiddleware(allowedMethods: operations.allowedMethods))
+    router.add(
+        middleware: RouterProblemMiddleware(
+            allowedMethods: AllowedMethods(operations.registered + ActivityWriteRoutes<BasicRequestContext>.operations)
+        )
+    )
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
     router.add(middleware: BodySizeLimitMiddleware(maximumBodySize: maximumRequestBodySize))
     operations.register(on: router)
+    writes.register(on: router)
     return Application(
         router: router,
         configuration: configuration,

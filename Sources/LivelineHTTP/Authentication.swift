@@ -65,11 +65,52 @@ final class Authenticator: Sendable {
     func forget(_ keyID: UUID) {
         remembered.withLock { entries in entries = entries.filter { $0.value.holder.keyID != keyID } }
     }
+
+    /// Who presents the request's `Authorization: Bearer <key>`: the admin on the admin API (every
+    /// path under `/v1/admin`, so that a route added there can never be reached with an app's
+    /// key), an app on the others; refused otherwise.
+    func caller(of request: HTTPRequest) async throws -> Caller {
+        try await caller(presenting: try Self.bearerKey(of: request), onAdminAPI: Self.isAdminAPI(request))
+    }
+
+    /// Whether the request is for the admin API: its path is `/v1/admin` or below.
+    static func isAdminAPI(_ request: HTTPRequest) -> Bool {
+        guard let path = request.path?.split(separator: "?", maxSplits: 1).first else { return false }
+        return path == "/v1/admin" || path.hasPrefix("/v1/admin/")
+    }
+
+    private func caller(presenting key: String, onAdminAPI: Bool) async throws -> Caller {
+        if onAdminAPI {
+            guard acceptsAdminKey else {
+                throw Problem.unauthorized("The admin API is disabled: start the server with LIVELINE_ADMIN_KEY set.")
+            }
+            if isAdminKey(key) { return .admin }
+            if try await holder(of: key) != nil {
+                throw Problem.forbidden("This route takes the admin key; an app's key only reaches its activities.")
+            }
+            throw Problem.unauthorized("The key is not the admin key.")
+        }
+        if let holder = try await holder(of: key) { return .app(holder.app) }
+        if isAdminKey(key) {
+            throw Problem.forbidden("This route takes an app's key; the admin key manages apps and their keys.")
+        }
+        throw Problem.unauthorized("The key is unknown or revoked.")
+    }
+
+    private static func bearerKey(of request: HTTPRequest) throws -> String {
+        guard let authorization = request.headerFields[.authorization] else {
+            throw Problem.unauthorized("Send the key as Authorization: Bearer <key>.")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].equalsIgnoringASCIICase("bearer") else {
+            throw Problem.unauthorized("The Authorization header must be Bearer <key>.")
+        }
+        return String(parts[1].trimmingHTTPWhitespace)
+    }
 }
 
-/// Requires `Authorization: Bearer <key>`: the admin key on the admin API (every path under
-/// `/v1/admin`, so that a route added there can never be reached with an app's key), an app's
-/// key on the others; operations that serve monitoring are open.
+/// Requires `Authorization: Bearer <key>` (`Authenticator.caller(of:)`) of every operation but
+/// those that serve monitoring, which are open.
 struct AuthenticationMiddleware: ServerMiddleware {
     let authenticator: Authenticator
 
@@ -88,42 +129,7 @@ struct AuthenticationMiddleware: ServerMiddleware {
         if Self.openOperations.contains(operationID) {
             return try await next(request, body, metadata)
         }
-        let caller = try await caller(presenting: try Self.bearerKey(of: request), onAdminAPI: Self.isAdminAPI(request))
+        let caller = try await authenticator.caller(of: request)
         return try await Caller.$current.withValue(caller) { try await next(request, body, metadata) }
-    }
-
-    /// Whether the request is for the admin API: its path is `/v1/admin` or below.
-    static func isAdminAPI(_ request: HTTPRequest) -> Bool {
-        guard let path = request.path?.split(separator: "?", maxSplits: 1).first else { return false }
-        return path == "/v1/admin" || path.hasPrefix("/v1/admin/")
-    }
-
-    private func caller(presenting key: String, onAdminAPI: Bool) async throws -> Caller {
-        if onAdminAPI {
-            guard authenticator.acceptsAdminKey else {
-                throw Problem.unauthorized("The admin API is disabled: start the server with LIVELINE_ADMIN_KEY set.")
-            }
-            if authenticator.isAdminKey(key) { return .admin }
-            if try await authenticator.holder(of: key) != nil {
-                throw Problem.forbidden("This route takes the admin key; an app's key only reaches its activities.")
-            }
-            throw Problem.unauthorized("The key is not the admin key.")
-        }
-        if let holder = try await authenticator.holder(of: key) { return .app(holder.app) }
-        if authenticator.isAdminKey(key) {
-            throw Problem.forbidden("This route takes an app's key; the admin key manages apps and their keys.")
-        }
-        throw Problem.unauthorized("The key is unknown or revoked.")
-    }
-
-    private static func bearerKey(of request: HTTPRequest) throws -> String {
-        guard let authorization = request.headerFields[.authorization] else {
-            throw Problem.unauthorized("Send the key as Authorization: Bearer <key>.")
-        }
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].equalsIgnoringASCIICase("bearer") else {
-            throw Problem.unauthorized("The Authorization header must be Bearer <key>.")
-        }
-        return String(parts[1].trimmingHTTPWhitespace)
     }
 }

@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import CanonicalJSON
 import Crypto
 import Foundation
 
@@ -14,18 +15,29 @@ enum IdempotencyKeys {
         return key
     }
 
-    /// SHA-256 of the operation, the activity, the precondition and the body in canonical JSON.
+    /// SHA-256 of the operation, the activity, the precondition and the body in canonical JSON
+    /// (compact, keys sorted, one spelling per number and string): a retry that writes the same
+    /// body otherwise is the same request.
     static func digest(
         _ operation: String,
         _ activity: ActivityID,
         _ ifMatch: String?,
-        _ body: some Encodable
-    ) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        canonicalBody: [UInt8]
+    ) -> [UInt8] {
         var hash = SHA256()
         hash.update(data: Array("\(operation)\n\(activity)\n\(ifMatch ?? "")\n".utf8))
-        hash.update(data: try encoder.encode(body))
+        hash.update(data: canonicalBody)
         return Array(hash.finalize())
+    }
+
+    /// The digest of a body the generated code decoded: its encoding, in canonical JSON.
+    static func digest(
+        _ operation: String,
+        _ activity: ActivityID,
+        _ ifMatch: String?,
+        body: some Encodable
+    ) throws -> [UInt8] {
+        let canonical = try JSONParser.parse(Array(try JSONEncoder().encode(body))).canonicalJSON
+        return digest(operation, activity, ifMatch, canonicalBody: canonical)
     }
 }

@@ -16,9 +16,9 @@ final class OperationRoutes: ServerTransport {
         operations.append((handler, method, path))
     }
 
-    /// The methods each registered path takes.
-    var allowedMethods: AllowedMethods {
-        AllowedMethods(operations.map { ($0.path, $0.method) })
+    /// The path and method of each registered operation.
+    var registered: [(path: String, method: HTTPRequest.Method)] {
+        operations.map { ($0.path, $0.method) }
     }
 
     /// Puts every registered operation on `router`.

@@ -8,8 +8,9 @@ import Logging
 import OpenAPIRuntime
 import Postgres
 
-/// The outermost OpenAPI middleware: answers every error of an operation — bad input found by
-/// the generated decoders, refusals of the handlers, failures of the database — with a problem.
+/// The outermost OpenAPI middleware (and the write routes' answer to their errors): answers
+/// every error of an operation — bad input found by the generated decoders, refusals of the
+/// handlers, failures of the database — with a problem.
 /// An error it does not know is logged and answered 500 without its internals. A request
 /// refused because the database cannot be reached is counted in the outage, which is logged
 /// once, not once per request.
@@ -32,7 +33,8 @@ struct ProblemResponses: ServerMiddleware {
         }
     }
 
-    private func problem(for error: any Error, request: HTTPRequest, operationID: String) -> Problem {
+    /// The problem that answers `error`, thrown while serving `operationID`.
+    func problem(for error: any Error, request: HTTPRequest, operationID: String) -> Problem {
         let serverError = error as? ServerError
         let cause = serverError?.underlyingError ?? error
         switch cause {
@@ -86,13 +88,6 @@ struct ProblemResponses: ServerMiddleware {
         switch error {
         case .keyNotFound(let key, let context):
             let field = pointer(context.codingPath + [key])
-            if context.debugDescription.hasPrefix("The oneOf structure does not contain") {
-                // The generated decoder's word for a discriminator (`policy`) of no schema it knows.
-                return .invalidRequest(
-                    "The field \(field) is not one of the values /openapi.yaml lists for it.",
-                    field: field
-                )
-            }
             return .invalidRequest("The field \(field) is required.", field: field)
         case .valueNotFound(_, let context):
             let field = pointer(context.codingPath)

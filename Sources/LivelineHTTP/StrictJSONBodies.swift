@@ -50,22 +50,18 @@ struct StrictJSONBodies: ServerMiddleware {
             guard !freeFormMembers.contains(key) else { continue }
             switch bytes[member.value.lowerBound] {
             case UInt8(ascii: "n"):
-                let field = pointer(path, key)
+                let field = BodyObject.pointer(path, key)
                 throw Problem.invalidRequest("The field \(field) must not be null; leave it out instead.", field: field)
             case UInt8(ascii: "{"):
-                try refuseNulls(in: bytes, member.value, at: pointer(path, key))
+                try refuseNulls(in: bytes, member.value, at: BodyObject.pointer(path, key))
             default:
                 continue
             }
         }
     }
 
-    /// The JSON Pointer (RFC 6901) of member `key` of the object at `path`.
-    private static func pointer(_ path: String, _ key: String) -> String {
-        path + "/" + key.replacing("~", with: "~0").replacing("/", with: "~1")
-    }
-
-    private static func isJSON(_ contentType: String?) -> Bool {
+    /// Whether the media type is JSON: `application/json` or a structured `+json` type.
+    static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
         let mediaType = contentType.prefix { $0 != ";" }.trimmingHTTPWhitespace
         return mediaType.equalsIgnoringASCIICase("application/json") || mediaType.hasSuffixIgnoringASCIICase("+json")

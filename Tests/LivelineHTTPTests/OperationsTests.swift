@@ -124,6 +124,53 @@ struct OperationsTests {
         }
     }
 
+    @Test("every operation of the document is served: none answers 404 or 405, with a key or without")
+    func everyOperationServed() async throws {
+        let document = try String(
+            contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "openapi.yaml"),
+            encoding: .utf8
+        )
+        // The paths (two spaces in, under `paths:`) and their methods (four spaces in).
+        var operations: [(HTTPRequest.Method, String)] = []
+        var path: String?
+        for line in document.split(separator: "\n").drop(while: { $0 != "paths:" }).dropFirst() {
+            if !line.hasPrefix(" ") { break }
+            if line.hasPrefix("  /"), line.hasSuffix(":") {
+                path = String(line.dropFirst(2).dropLast()).replacing("{activityId}", with: "a1")
+                    .replacing(/\{[A-Za-z]+\}/, with: "x")
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":"),
+                let method = HTTPRequest.Method(String(line.dropFirst(4).dropLast()).uppercased()),
+                [.get, .post, .put, .patch, .delete].contains(method)
+            {
+                operations.append((method, path))
+            }
+        }
+        #expect(operations.count == 30)
+        let served = operations
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            for (method, path) in served {
+                // The event stream, with an app's key, answers 200 and never ends.
+                let keys =
+                    path == "/v1/events/stream" ? [nil, APIFixture.adminKey] : [nil, app.key.key, APIFixture.adminKey]
+                for key in keys {
+                    let response = try await api.send(
+                        method,
+                        path,
+                        key: key,
+                        body: method == .get ? nil : Array("{}".utf8)
+                    )
+                    #expect(
+                        ![.notFound, .methodNotAllowed].contains(response.status)
+                            || (try? problem(response).code)
+                                .map { !["not_found", "method_not_allowed"].contains($0) } == true,
+                        "\(method) \(path): \(response.status)"
+                    )
+                }
+            }
+        }
+    }
+
     @Test("/metrics counts requests, appends, rejections by code and open activities by state")
     func metrics() async throws {
         try await APIFixture.run { api in

@@ -3,9 +3,10 @@ import CanonicalJSON
 import EventStore
 
 extension StoredActivity {
-    /// The activity as `Components.Schemas.Activity(self)` encodes to JSON, written with
-    /// Liveline's own writer: the same members and values, keys in the same (sorted) order.
-    var ownJSON: [UInt8] {
+    /// The activity as the write routes answer with it (`Activity` in openapi.yaml, without what
+    /// only a read adds: `lastDelivery`, `tokens`, `channelId`), keys sorted as the generated
+    /// code sorts them.
+    var apiJSON: [UInt8] {
         let activity = activity
         let content = activity.content
         var writer = JSONObjectWriter()
