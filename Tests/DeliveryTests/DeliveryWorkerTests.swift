@@ -36,6 +36,12 @@ import Testing
                 #expect(delivery.version == 3)
                 #expect(delivery.apnsID == received.apnsID)
                 #expect(delivery.deviceToken == token)
+                // The row names the event that registered the token rather than copying it; the
+                // token read back comes from that event.
+                let registered = try await store.events(of: stream).first {
+                    if case .pushTokenChanged = $0.event.payload { true } else { false }
+                }
+                #expect(delivery.tokenPosition != nil && delivery.tokenPosition == registered?.position)
                 #expect(delivery.latency != nil)
                 // Recording a delivery appends no event and leaves the version alone.
                 #expect(try await store.activity(stream)?.activity.version == 3)

@@ -12,6 +12,9 @@ public struct DeliveryState: Hashable, Sendable {
     /// When the current push token was registered (a token APNs declared dead before then was
     /// registered again, so it is alive).
     public private(set) var tokenRegisteredAt: Timestamp?
+    /// The position in the log of the event that registered the current push token, when the
+    /// events folded came with theirs.
+    public private(set) var tokenPosition: Int64?
     /// From the request: the device starts the activity on a push to this token.
     public private(set) var remoteStart: RemoteStart?
     /// From the request: the activity's pushes go by broadcast on this channel.
@@ -20,10 +23,17 @@ public struct DeliveryState: Hashable, Sendable {
     /// after the end.
     public private(set) var end: EventPayload.Ended?
 
-    /// The state after folding `event` onto `state` (`nil` before the first event).
-    public init(_ state: DeliveryState?, folding event: ActivityEvent, by lifecycle: Lifecycle) throws(IllegalEvent) {
+    /// The state after folding `event`, at `position` in the log when it is read from there,
+    /// onto `state` (`nil` before the first event).
+    public init(
+        _ state: DeliveryState?,
+        folding event: ActivityEvent,
+        at position: Int64? = nil,
+        by lifecycle: Lifecycle
+    ) throws(IllegalEvent) {
         activity = try lifecycle.evolve(state?.activity, with: event)
         tokenRegisteredAt = state?.tokenRegisteredAt
+        tokenPosition = state?.tokenPosition
         remoteStart = state?.remoteStart
         channel = state?.channel
         end = state?.end
@@ -40,6 +50,7 @@ public struct DeliveryState: Hashable, Sendable {
         case .pushTokenChanged:
             contentVersion = state?.contentVersion ?? event.version
             tokenRegisteredAt = event.occurredAt
+            tokenPosition = position
         default:
             contentVersion = state?.contentVersion ?? event.version
         }

@@ -10,6 +10,8 @@ struct ActivityLane {
         let position: Int64
         let version: Int
         let request: APNsRequest
+        /// The event that registered the token it goes to, when that is the activity's own.
+        var tokenPosition: Int64? = nil
         /// When its event was committed (for the commit-to-answer latency).
         let committedAt: Timestamp
         /// Attempts made so far.

@@ -9,6 +9,7 @@ extension DeliveryBook {
         let position: Int64
         let version: Int
         let request: APNsRequest
+        let tokenPosition: Int64?
         let committedAt: Timestamp
         let credentials: APNsCredentials
         /// 1 for the first attempt.
@@ -19,6 +20,7 @@ extension DeliveryBook {
             position = push.position
             version = push.version
             request = push.request
+            tokenPosition = push.tokenPosition
             committedAt = push.committedAt
             self.credentials = credentials
             attempt = push.attempts + 1

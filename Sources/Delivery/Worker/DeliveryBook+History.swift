@@ -67,7 +67,7 @@ extension DeliveryBook {
         var state: DeliveryState? = nil
         for stored in events {
             do {
-                state = try DeliveryState(state, folding: stored.event, by: lifecycle)
+                state = try DeliveryState(state, folding: stored.event, at: stored.position, by: lifecycle)
             } catch {
                 let reason = "version \(stored.event.version) at position \(stored.position): \(error)"
                 markUnreadable(stream, reason, owing: [], at: now)

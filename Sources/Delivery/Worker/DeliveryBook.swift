@@ -180,6 +180,8 @@ struct DeliveryBook {
                 position: stored.position,
                 version: stored.event.version,
                 request: request,
+                // A push to the activity's own token names the event that registered it.
+                tokenPosition: request.deviceToken != nil && !request.startsActivity ? state.tokenPosition : nil,
                 committedAt: stored.recordedAt,
                 notBefore: now,
                 resumesHold: resumed
@@ -223,7 +225,7 @@ struct DeliveryBook {
     /// can be read again.
     mutating func fold(_ stored: StoredEvent, at now: Timestamp, owed: Bool) -> DeliveryState? {
         do {
-            let state = try DeliveryState(states[stored.stream], folding: stored.event, by: lifecycle)
+            let state = try DeliveryState(states[stored.stream], folding: stored.event, at: stored.position, by: lifecycle)
             states[stored.stream] = state
             return state
         } catch {

@@ -21,12 +21,14 @@ enum DeliveryQueries {
             if !records.isEmpty {
                 try connection.execute(
                     """
-                    INSERT INTO deliveries (position, app_id, outcome, attempt, apns_id, device_token, channel_id,
-                        priority, status, reason, latency_us, attempted_at)
+                    INSERT INTO deliveries (position, app_id, outcome, attempt, apns_id, device_token, token_position,
+                        channel_id, priority, status, reason, latency_us, attempted_at)
                     SELECT * FROM unnest(
                         \(PostgresArray(records.map(\.position))), \(PostgresArray(records.map(\.stream.app.rawValue))),
                         \(PostgresArray(records.map(\.outcome.rawValue))), \(PostgresArray(records.map(\.attempt))),
-                        \(PostgresArray(records.map(\.apnsID)))::uuid[], \(PostgresArray(records.map(\.deviceToken))),
+                        \(PostgresArray(records.map(\.apnsID)))::uuid[],
+                        \(PostgresArray(records.map { $0.tokenPosition == nil ? $0.deviceToken : nil })),
+                        \(PostgresArray(records.map(\.tokenPosition))),
                         \(PostgresArray(records.map(\.channelID))),
                         \(PostgresArray(records.map { $0.priority?.rawValue }))::smallint[],
                         \(PostgresArray(records.map(\.status))), \(PostgresArray(records.map(\.reason))),
@@ -216,16 +218,19 @@ enum DeliveryQueries {
 
     /// An activity's deliveries, newest first: those of its events (found by their stream key),
     /// in the deliveries' partitions from the stream's beginning on (bounded by the event's
-    /// column, so that the partitions before it are skipped as the query runs).
+    /// column, so that the partitions before it are skipped as the query runs), each with the
+    /// token it went to (from the event that registered it, when the row names one).
     static func deliveries(of stream: StreamID, limit: Int, _ connection: Connection) throws -> [DeliveryRecord] {
         try connection.query(
             """
-            SELECT d.position, e.version, d.outcome, d.attempt, d.apns_id::text, d.device_token, d.priority::int,
-                d.status, d.reason, d.latency_us, d.attempted_at, d.channel_id
+            SELECT d.position, e.version, d.outcome, d.attempt, d.apns_id::text,
+                coalesce(d.device_token, lower(t.data ->> 'pushToken')) AS device_token, d.token_position,
+                d.priority::int, d.status, d.reason, d.latency_us, d.attempted_at, d.channel_id
             FROM activities a
             JOIN events e ON e.app_id = a.app_id AND e.activity_id = a.activity_id
                 AND e.stream_recorded_at = a.stream_recorded_at
             JOIN deliveries d ON d.position = e.position AND d.recorded_at >= e.stream_recorded_at
+            LEFT JOIN events t ON t.position = d.token_position AND t.stream_recorded_at = a.stream_recorded_at
             WHERE a.app_id = \(stream.app.rawValue) AND a.activity_id = \(stream.activity.rawValue)
             ORDER BY d.id DESC LIMIT \(limit)
             """
@@ -242,6 +247,7 @@ enum DeliveryQueries {
                 attempt: try row.decode("attempt"),
                 apnsID: try row.decode("apns_id"),
                 deviceToken: try row.decode("device_token"),
+                tokenPosition: try row.decode("token_position"),
                 channelID: try row.decode("channel_id"),
                 priority: try row.decode("priority", as: Int?.self).flatMap(Priority.init(rawValue:)),
                 status: try row.decode("status"),

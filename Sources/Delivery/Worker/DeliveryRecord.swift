@@ -41,6 +41,9 @@ public struct DeliveryRecord: Hashable, Sendable {
     public let attempt: Int
     public let apnsID: String?
     public let deviceToken: String?
+    /// The event that registered `deviceToken`, when it is the activity's push token (recorded in
+    /// its place; a push-to-start's token is recorded as it is).
+    public let tokenPosition: Int64?
     /// The channel of a broadcast.
     public let channelID: String?
     public let priority: Priority?
@@ -58,6 +61,7 @@ public struct DeliveryRecord: Hashable, Sendable {
         attempt: Int = 0,
         apnsID: String? = nil,
         deviceToken: String? = nil,
+        tokenPosition: Int64? = nil,
         channelID: String? = nil,
         priority: Priority? = nil,
         status: Int? = nil,
@@ -72,6 +76,7 @@ public struct DeliveryRecord: Hashable, Sendable {
         self.attempt = attempt
         self.apnsID = apnsID
         self.deviceToken = deviceToken
+        self.tokenPosition = tokenPosition
         self.channelID = channelID
         self.priority = priority
         self.status = status
