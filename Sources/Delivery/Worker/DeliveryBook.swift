@@ -225,7 +225,12 @@ struct DeliveryBook {
     /// can be read again.
     mutating func fold(_ stored: StoredEvent, at now: Timestamp, owed: Bool) -> DeliveryState? {
         do {
-            let state = try DeliveryState(states[stored.stream], folding: stored.event, at: stored.position, by: lifecycle)
+            let state = try DeliveryState(
+                states[stored.stream],
+                folding: stored.event,
+                at: stored.position,
+                by: lifecycle
+            )
             states[stored.stream] = state
             return state
         } catch {
