@@ -60,10 +60,13 @@ public struct ArchiveFolder: Sendable {
 
     /// Writes, checks and puts in place the archive of `contents`: `copy` writes the CSV (header
     /// line first) through the function it is given and returns how many data rows it wrote.
-    /// An archive of the same partition already in place is replaced. Returns its manifest.
+    /// `pause` is called after each row read back in the check (a job that paces itself rests
+    /// there; what it throws ends the write). An archive of the same partition already in place
+    /// is replaced. Returns its manifest.
     public func write(
         _ contents: Contents,
         archivedAt: String,
+        pause: () throws -> Void = {},
         copy: ((UnsafeRawBufferPointer) throws -> Void) throws -> Int
     ) throws -> ArchiveManifest {
         let files = FileManager.default
@@ -88,7 +91,7 @@ public struct ArchiveFolder: Sendable {
             file: .init(name: name, bytes: bytes, sha256: sha256),
             archivedAt: archivedAt
         )
-        try Self.check(manifest, in: partial) { _, _ in }
+        try Self.check(manifest, in: partial) { _, _ in try pause() }
 
         let manifestFile = try ArchiveFile.create("\(partial)/manifest.json")
         try manifest.encoded().withUnsafeBytes { try manifestFile.write($0) }

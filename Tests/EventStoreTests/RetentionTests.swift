@@ -178,6 +178,87 @@ struct RetentionTests {
         #expect(try await projectedActivities() == 0)
     }
 
+    @Test("an archive copied in chunks of any size holds what one statement reads, in key order")
+    func chunkedCopy() async throws {
+        try await fixture.withStore { store in
+            for name in ["b", "a", "c"] {
+                try await store.execute(requestCommand(device: "d-\(name)"), on: fixture.stream(name), at: fixture.now)
+            }
+            for version in 2...4 {
+                for name in ["c", "a"] {
+                    try await store.execute(
+                        updateCommand(version),
+                        on: fixture.stream(name),
+                        at: fixture.now + .seconds(version)
+                    )
+                }
+            }
+        }
+        let current = try await currentPartition()
+        let partition = RetiringPartition(name: current, parent: "events", from: "", to: "", archived: false)
+        let copies: [(rows: Int, csv: [UInt8])] = try await query { connection in
+            try [1, 2, 3, 7, 5_000].map { chunkRows in
+                var csv: [UInt8] = []
+                var pauses = 0
+                let rows = try PartitionRetirementQueries.copy(
+                    partition,
+                    chunkRows: chunkRows,
+                    connection,
+                    into: { csv += $0 },
+                    pause: { pauses += 1 }
+                )
+                #expect(pauses == (rows + chunkRows - 1) / chunkRows)
+                return (rows, csv)
+            }
+        }
+        let lines = String(decoding: copies.last!.csv, as: UTF8.self).split(separator: "\n")
+        #expect(copies.last!.rows == 9)
+        #expect(lines.count == 10)
+        #expect(lines.first?.hasPrefix("position,") == true)
+        // Streams by id, each in version order.
+        let order = lines.dropFirst().map { line in
+            let fields = line.split(separator: ",")
+            return "\(fields[3]) v\(fields[4])"
+        }
+        #expect(order == ["a v1", "a v2", "a v3", "a v4", "b v1", "c v1", "c v2", "c v3", "c v4"])
+        for copy in copies {
+            #expect(copy.rows == 9)
+            #expect(copy.csv == copies.last!.csv)
+        }
+    }
+
+    @Test(
+        "a paced retirement stops when its task is cancelled, having dropped nothing unarchived; the next run finishes"
+    )
+    func cancelledRetirementStops() async throws {
+        try await fixture.withStore { store in
+            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
+            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream("a"), at: fixture.now)
+        }
+        let logBefore = try await log()
+        let current = try await currentPartition()
+        let later = try await databaseNow(plusDays: 3)
+        // Working 1 % of the time, each piece of work is followed by a rest of up to a second.
+        let slow = RetentionPolicy(retention: .seconds(86400), archive: archive, workShare: 0.01)
+        let started = ContinuousClock.now
+        let run = Task { try await fixture.withStore { try await $0.retirePartitions(slow, asOf: later) } }
+        try await Task.sleep(for: .milliseconds(300))
+        run.cancel()
+        await #expect(throws: CancellationError.self) { try await run.value }
+        #expect(ContinuousClock.now - started < .seconds(3))
+        let retiredSoFar: [String] = try await query { connection in
+            try connection.query("SELECT table_name FROM log_partitions WHERE retired_at IS NOT NULL")
+                .map { try $0.decode("table_name") }
+        }
+        #expect(!retiredSoFar.contains(current))
+        #expect(try await log() == logBefore)
+
+        let retired = try await retire(asOf: later)
+        #expect(retired.contains { $0.partition == current && $0.archive?.rows == logBefore.count })
+        #expect(try await log().isEmpty)
+        #expect(try await projectedActivities() == 0)
+    }
+
     @Test("a retirement interrupted after its archive and detach is finished without archiving again")
     func interruptedRetirementResumes() async throws {
         try await fixture.withStore { store in

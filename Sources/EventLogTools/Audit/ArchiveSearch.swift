@@ -11,8 +11,9 @@ public struct ArchivedStream: Sendable {
 }
 
 /// Finds an activity in the archives of the log: what `liveline audit` reads once the activity's
-/// partition was retired. The archives hold each stream's events together, in stream order, so
-/// an archive is read only up to where the stream would be.
+/// partition was retired. The archives hold each stream's events together, in version order,
+/// so an archive is read only until the stream has been passed (whatever order the streams are
+/// in: the database's collation of their ids).
 public enum ArchiveSearch {
     private struct PassedTheStream: Error {}
 
@@ -45,7 +46,7 @@ public enum ArchiveSearch {
                 let at = [event.stream.app.rawValue, event.stream.activity.rawValue]
                 if at == key {
                     events.append(event)
-                } else if !at.lexicographicallyPrecedes(key) {
+                } else if !events.isEmpty {
                     throw PassedTheStream()
                 }
             }

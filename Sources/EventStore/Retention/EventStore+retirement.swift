@@ -1,6 +1,7 @@
 public import CanonicalJSON
 public import LogArchive
 import Postgres
+import Synchronization
 
 /// How long the log keeps what it holds, and where retired partitions are archived.
 public struct RetentionPolicy: Sendable {
@@ -10,10 +11,16 @@ public struct RetentionPolicy: Sendable {
     public var retention: Duration
     /// Where each partition is archived before it is dropped; `nil` drops it unarchived.
     public var archive: ArchiveFolder?
+    /// The share of its time retirement works; it rests the rest (`WorkPacer`), so that archiving
+    /// and dropping a partition beside a busy server take about that share of one core from the
+    /// requests rather than a whole core in a burst. 1 works without rest.
+    public var workShare: Double
 
-    public init(retention: Duration, archive: ArchiveFolder?) {
+    public init(retention: Duration, archive: ArchiveFolder?, workShare: Double = 0.25) {
+        precondition(workShare > 0 && workShare <= 1, "a share of the time is in (0, 1]")
         self.retention = retention
         self.archive = archive
+        self.workShare = workShare
     }
 }
 
@@ -49,33 +56,49 @@ extension EventStore {
     /// Retires every partition whose retention has passed by `asOf` (the database's clock when
     /// `nil`), oldest first: archives it when the policy says where and it is not archived yet
     /// (written, flushed, read back and checked before anything is removed), detaches it
-    /// without blocking appends, removes the projection rows of its activities (all dismissed),
-    /// drops it, and records it retired. A run interrupted anywhere is finished by the next.
-    /// One process retires at a time. Returns what it retired, or `nil` when another process is
+    /// without blocking appends, removes the projection rows of its activities (all dismissed,
+    /// `batchSize` per transaction), drops it, and records it retired. It works the policy's
+    /// share of the time and rests the rest, between rows and steps. A run interrupted anywhere
+    /// (cancelling the task stops it between two pieces of work) is finished by the next. One
+    /// process retires at a time. Returns what it retired, or `nil` when another process is
     /// retiring now (it does the work).
     @discardableResult
     public func retirePartitions(
         _ policy: RetentionPolicy,
         asOf: Timestamp? = nil,
-        batchSize: Int = 10_000
+        batchSize: Int = 1_000
     ) async throws -> [RetiredPartition]? {
-        try await withConnection { connection in
-            guard try PartitionRetirementQueries.lockRetirement(connection) else { return nil }
-            defer { try? PartitionRetirementQueries.unlockRetirement(connection) }
-            let now = try Self.databaseNow(connection)
-            let asOf = asOf ?? now
-            _ = try PartitionRetirementQueries.settleLogPartitions(asOf: asOf, connection)
-            var retired: [RetiredPartition] = []
-            while let partition = try PartitionRetirementQueries.nextToRetire(
-                retention: policy.retention,
-                asOf: asOf,
-                connection
-            ) {
-                retired.append(
-                    try Self.retire(partition, policy, archivedAt: now, batchSize: batchSize, connection)
-                )
+        let stop = StopSignal()
+        return try await withTaskCancellationHandler {
+            try await withConnection { connection in
+                guard try PartitionRetirementQueries.lockRetirement(connection) else { return nil }
+                defer { try? PartitionRetirementQueries.unlockRetirement(connection) }
+                let pacer = WorkPacer(share: policy.workShare, isStopped: stop.isStopped)
+                let now = try Self.databaseNow(connection)
+                let asOf = asOf ?? now
+                _ = try PartitionRetirementQueries.settleLogPartitions(asOf: asOf, connection)
+                var retired: [RetiredPartition] = []
+                while let partition = try PartitionRetirementQueries.nextToRetire(
+                    retention: policy.retention,
+                    asOf: asOf,
+                    connection
+                ) {
+                    try pacer.pause()
+                    retired.append(
+                        try Self.retire(
+                            partition,
+                            policy,
+                            archivedAt: now,
+                            batchSize: batchSize,
+                            pacer: pacer,
+                            connection
+                        )
+                    )
+                }
+                return retired
             }
-            return retired
+        } onCancel: {
+            stop.stop()
         }
     }
 
@@ -84,6 +107,7 @@ extension EventStore {
         _ policy: RetentionPolicy,
         archivedAt: Timestamp,
         batchSize: Int,
+        pacer: WorkPacer,
         _ connection: Connection
     ) throws -> RetiredPartition {
         var manifest: ArchiveManifest?
@@ -102,21 +126,28 @@ extension EventStore {
                     firstPosition: first,
                     lastPosition: last
                 ),
-                archivedAt: "\(archivedAt)"
-            ) { write in try PartitionRetirementQueries.copy(partition, connection, into: write) }
+                archivedAt: "\(archivedAt)",
+                pause: pacer.pause
+            ) { write in
+                // Rests between chunks, each a statement of its own: never while a snapshot is held.
+                try PartitionRetirementQueries.copy(partition, connection, into: write, pause: pacer.pause)
+            }
             try PartitionRetirementQueries.recordArchive(
                 String(decoding: try written.encoded(), as: UTF8.self),
                 of: partition,
                 connection
             )
             manifest = written
+            try pacer.pause()
         }
         try PartitionRetirementQueries.detach(partition, connection)
+        try pacer.pause()
         var removed = 0
         if partition.parent == "events" {
             while true {
                 let batch = try PartitionRetirementQueries.removeProjection(of: partition, limit: batchSize, connection)
                 removed += batch
+                try pacer.pause()
                 if batch < batchSize { break }
             }
         }
@@ -133,4 +164,13 @@ extension EventStore {
     private static func databaseNow(_ connection: Connection) throws -> Timestamp {
         Timestamp(try connection.query("SELECT now() AS now").single!.decode("now", as: PostgresTimestamp.self))
     }
+}
+
+/// Tells a job that runs on a thread of its own that its task was cancelled.
+private final class StopSignal: Sendable {
+    private let stopped = Mutex(false)
+
+    func stop() { stopped.withLock { $0 = true } }
+
+    @Sendable func isStopped() -> Bool { stopped.withLock { $0 } }
 }

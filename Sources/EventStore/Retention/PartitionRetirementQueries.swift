@@ -87,15 +87,24 @@ enum PartitionRetirementQueries {
         }
     }
 
-    /// Writes the partition's rows as CSV through `write`, in a stable order (the log's streams
-    /// by app and activity id in byte order, each stream's events together in version order, so
-    /// that a reader can stop once past a stream; other rows by id), with the columns of its table; the log's
-    /// rows also say when their transaction committed (when the database records it), which
-    /// `liveline verify` needs to replay the caps. Returns how many rows it wrote.
+    /// Writes the partition's rows as CSV through `write`, with the columns of its table (the
+    /// log's rows also say when their transaction committed, when the database records it, which
+    /// `liveline verify` needs to replay the caps), in the order of its key (`archiveKey`): the
+    /// log's streams by app and activity id, each stream's events together in version order, so
+    /// that a reader finds a stream's events in one run; deliveries by event and id; other rows
+    /// by id. Returns how many rows it wrote.
+    ///
+    /// It copies `chunkRows` rows at a time, each chunk a statement of its own, so that no
+    /// snapshot is held for long: a snapshot held for seconds keeps every table's dead rows from
+    /// being pruned meanwhile, and the projection rows that every command updates would slow
+    /// down the writes around it. The partition's rows no longer change (it settled), so the
+    /// chunks add up to what one statement would read. `pause` is called after each chunk.
     static func copy(
         _ partition: RetiringPartition,
+        chunkRows: Int = 5_000,
         _ connection: Connection,
-        into write: (UnsafeRawBufferPointer) throws -> Void
+        into write: (UnsafeRawBufferPointer) throws -> Void,
+        pause: () throws -> Void = {}
     ) throws -> Int {
         let columns: [String] = try connection.query(
             """
@@ -104,25 +113,93 @@ enum PartitionRetirementQueries {
             ORDER BY attnum
             """
         ).map { try $0.decode("name") }
-        return try connection.transaction { connection in
+        let key = archiveKey(of: partition.parent)
+        try copyChunk(partition, columns: columns, key: key, rows: nil, connection, into: write)
+        var copied = 0
+        var after: String?
+        while true {
+            let rows = try chunk(of: partition, key: key, after: after, limit: chunkRows, connection)
+            guard let last = rows.last else { break }
+            copied += try copyChunk(partition, columns: columns, key: key, rows: rows, connection, into: write)
+            try pause()
+            if rows.count < chunkRows { break }
+            after = last
+        }
+        return copied
+    }
+
+    /// The columns an archive's rows are ordered by: a key of the table's (an index serves it).
+    static func archiveKey(of parent: String) -> [String] {
+        switch parent {
+        case "events": ["app_id", "activity_id", "version"]
+        case "deliveries": ["position", "id"]
+        default: ["id"]
+        }
+    }
+
+    /// The addresses (`ctid`) of the next `limit` rows in key order after the row at `after`
+    /// (from the first when `nil`).
+    private static func chunk(
+        of partition: RetiringPartition,
+        key: [String],
+        after: String?,
+        limit: Int,
+        _ connection: Connection
+    ) throws -> [String] {
+        guard let after else {
+            return try connection.query(
+                """
+                SELECT ctid::text AS row FROM \(identifier: partition.name)
+                ORDER BY \(identifiers: key) LIMIT \(literal: limit)
+                """
+            ).map { try $0.decode("row") }
+        }
+        return try connection.query(
+            """
+            SELECT ctid::text AS row FROM \(identifier: partition.name)
+            WHERE (\(identifiers: key)) > (SELECT \(identifiers: key) FROM \(identifier: partition.name) WHERE ctid = \(after)::tid)
+            ORDER BY \(identifiers: key) LIMIT \(literal: limit)
+            """
+        ).map { try $0.decode("row") }
+    }
+
+    /// Copies the rows at `rows` (their `ctid`s) in key order as CSV, or, when `nil`, the CSV's
+    /// header line alone. COPY takes no parameters: the addresses reach it as a setting of its
+    /// transaction. Returns how many rows it wrote.
+    private static func copyChunk(
+        _ partition: RetiringPartition,
+        columns: [String],
+        key: [String],
+        rows: [String]?,
+        _ connection: Connection,
+        into write: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
+        try connection.transaction { connection in
             // Times in one unambiguous form, whoever reads the file.
             try connection.executeScript("SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO'")
+            try connection.execute(
+                "SELECT set_config('liveline.archive_rows', \(PostgresArray(rows ?? []))::tid[]::text, true)"
+            )
+            let header = rows == nil
             if partition.parent == "events" {
                 return try connection.copyOut(
                     """
                     COPY (
                         SELECT \(identifiers: columns), CASE WHEN current_setting('track_commit_timestamp')::boolean
                             THEN pg_xact_commit_timestamp(transaction_id::xid) END AS committed_at
-                        FROM \(identifier: partition.name) ORDER BY app_id COLLATE "C", activity_id COLLATE "C", version
-                    ) TO STDOUT WITH (FORMAT csv, HEADER)
+                        FROM \(identifier: partition.name)
+                        WHERE ctid = ANY (current_setting('liveline.archive_rows')::tid[]) ORDER BY \(identifiers: key)
+                    ) TO STDOUT WITH (FORMAT csv, HEADER \(literal: header ? 1 : 0))
                     """,
                     into: write
                 )
             }
             return try connection.copyOut(
                 """
-                COPY (SELECT \(identifiers: columns) FROM \(identifier: partition.name) ORDER BY id)
-                TO STDOUT WITH (FORMAT csv, HEADER)
+                COPY (
+                    SELECT \(identifiers: columns) FROM \(identifier: partition.name)
+                    WHERE ctid = ANY (current_setting('liveline.archive_rows')::tid[]) ORDER BY \(identifiers: key)
+                ) TO STDOUT WITH (FORMAT csv, HEADER \(literal: header ? 1 : 0))
                 """,
                 into: write
             )
