@@ -92,10 +92,11 @@ awk -v n="$updates" 'NR == FNR {before[$1] = $2; next} {grew = $2 - before[$1]} 
     "$DATA/tables.before" "$DATA/tables.after" | sort -k2 -n -r
 
 # The warm-up: runs until the size holds (see above); the sizes after each run, oldest first.
-export ROUND=warm
 sizes=()
 warmed=0
 while true; do
+    # Each run requests activities under ids of its own round.
+    export ROUND="warm$((warmed / SEGMENT + 1))"
     run_wrk soak "$CONNECTIONS" "$SEGMENT"
     warmed=$((warmed + SEGMENT))
     sizes+=("$(database_bytes)")
