@@ -114,7 +114,7 @@ enum PartitionRetirementQueries {
             """
         ).map { try $0.decode("name") }
         let key = archiveKey(of: partition.parent)
-        try copyChunk(partition, columns: columns, key: key, rows: nil, connection, into: write)
+        _ = try copyChunk(partition, columns: columns, key: key, rows: nil, connection, into: write)
         var copied = 0
         var after: String?
         while true {
