@@ -164,7 +164,9 @@ import Testing
                 Issue.record("expected no answer, got \(response)")
                 break
             }
-            #expect(why.contains("could not connect"), "\(why)")
+            // Refused, or — when another test's server took the freed port meanwhile — closed
+            // on the push: either way no answer, for the worker to try again later.
+            #expect(why.contains("could not connect") || why.contains("closed channel"), "\(why)")
         }
         try await client.shutdown()
     }
