@@ -62,6 +62,14 @@ struct RetentionTests {
         try #require(await fixture.withStore { try await $0.retirePartitions(policy, asOf: asOf) })
     }
 
+    /// Requests an activity and ends it with an immediate dismissal: its partition can settle.
+    private func requestAndDismiss(_ name: String) async throws {
+        try await fixture.withStore { store in
+            try await store.execute(requestCommand(), on: fixture.stream(name), at: fixture.now)
+            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream(name), at: fixture.now)
+        }
+    }
+
     private func projectedActivities() async throws -> Int {
         try await query {
             Int(try $0.query("SELECT count(*) AS n FROM activities").single!.decode("n", as: Int64.self))
@@ -156,10 +164,7 @@ struct RetentionTests {
 
     @Test("nothing is dropped while the archive cannot be written; the next run finishes")
     func archiveFailureDropsNothing() async throws {
-        try await fixture.withStore { store in
-            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
-            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream("a"), at: fixture.now)
-        }
+        try await requestAndDismiss("a")
         let logBefore = try await log()
         let current = try await currentPartition()
         // A file where the folder should be.
@@ -231,10 +236,7 @@ struct RetentionTests {
         "a paced retirement stops when its task is cancelled, having dropped nothing unarchived; the next run finishes"
     )
     func cancelledRetirementStops() async throws {
-        try await fixture.withStore { store in
-            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
-            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream("a"), at: fixture.now)
-        }
+        try await requestAndDismiss("a")
         let logBefore = try await log()
         let current = try await currentPartition()
         let later = try await databaseNow(plusDays: 3)
@@ -263,10 +265,7 @@ struct RetentionTests {
 
     @Test("a retirement interrupted after its archive and detach is finished without archiving again")
     func interruptedRetirementResumes() async throws {
-        try await fixture.withStore { store in
-            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
-            try await store.execute(.end(.init(dismissal: .immediate)), on: fixture.stream("a"), at: fixture.now)
-        }
+        try await requestAndDismiss("a")
         let current = try await currentPartition()
         let later = try await databaseNow(plusDays: 3)
         // The first steps of a run that then stopped: settled, archived, detached.
