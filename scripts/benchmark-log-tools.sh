@@ -50,7 +50,7 @@ SELECT pg_current_xact_id()::text::bigint * 65536 + row_number() OVER (ORDER BY 
        CASE WHEN v = 1 THEN jsonb_build_object('activityType', 'delivery', 'attributes', jsonb_build_object('order', 'A-' || i),
                                                'content', jsonb_build_object('contentState', jsonb_build_object('stage', 'packed')))
             WHEN v <= 8 THEN jsonb_build_object('content', jsonb_build_object('contentState', jsonb_build_object('stage', 'step ' || v, 'eta', 40 - v)),
-                                                'priority', 5, 'downgraded', false)
+                                                'priority', 5)
             WHEN v = 9 THEN jsonb_build_object('reason', 'app', 'dismissalPolicy', 'immediate',
                                                'dismissalDate', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
             ELSE jsonb_build_object('reason', 'immediate') END,

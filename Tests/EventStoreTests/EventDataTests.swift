@@ -80,6 +80,50 @@ struct EventDataTests {
         }
     }
 
+    @Test("an update's `downgraded` is written only when true; absent or false (as written before) reads as false")
+    func downgradedOnlyWhenTrue() async throws {
+        let fixture = try await StoreFixture.make(
+            settings: AppSettings(bundleID: "com.example.delivery", priorityBudgetPerHour: 1)
+        )
+        try await fixture.withStore { store in
+            _ = try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
+            for step in 1...2 {
+                _ = try await store.execute(
+                    updateCommand(step, priority: nil),
+                    on: fixture.stream("a"),
+                    at: fixture.now
+                )
+            }
+            let members: [String] = try await store.pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT coalesce(data ->> 'downgraded', 'absent') FROM events
+                    WHERE activity_id = 'a' AND type = 'activity.updated' ORDER BY version
+                    """
+                ).map { try $0.decode(0) }
+            }
+            #expect(members == ["absent", "true"])
+            for (activity, member, downgraded) in [("b", #", "downgraded": false"#, false), ("c", "", false)] {
+                try await store.pool.withConnection { connection in
+                    try connection.execute(
+                        """
+                        INSERT INTO events (position, app_id, activity_id, version, type, data, caused_by, occurred_at)
+                        VALUES (pg_current_xact_id()::text::bigint * 65536, \(fixture.app.rawValue), \(activity), 1,
+                                'activity.updated', \(#"{"content": {"contentState": {}}, "priority": 5"# + member + "}")::jsonb,
+                                'app', now())
+                        """
+                    )
+                }
+                let events = try await store.events(of: fixture.stream(activity)).map(\.event)
+                guard case .updated(let updated) = events.first?.payload else {
+                    Issue.record("\(activity): \(events)")
+                    continue
+                }
+                #expect(updated.downgraded == downgraded, "\(activity)")
+            }
+        }
+    }
+
     @Test("data with a member missing or of the wrong kind, or an unknown type, is refused, naming it")
     func strictness() async throws {
         let fixture = try await StoreFixture.make()
@@ -101,6 +145,10 @@ struct EventDataTests {
                 (
                     "h", updated, #"{"content": {"contentState": []}, "priority": 5, "downgraded": false}"#,
                     "data.content.contentState is not an object"
+                ),
+                (
+                    "k", updated, #"{"content": {"contentState": {}}, "priority": 5, "downgraded": "yes"}"#,
+                    "data.downgraded is not true or false"
                 ),
                 ("i", "activity.bogus", #"{}"#, "unknown event type activity.bogus"),
                 ("j", "activity.update", #"{}"#, "unknown event type activity.update"),

@@ -46,7 +46,8 @@ enum EventData {
             data.add("content", content(updated.content))
             data.add("alert", updated.alert.map(alert))
             data.add("priority", .number(JSONNumber(updated.priority.rawValue)))
-            data.add("downgraded", .bool(updated.downgraded))
+            // Present only when the budget lowered the priority, as the other optional members.
+            data.add("downgraded", updated.downgraded ? .bool(true) : nil)
             data.add("timestamp", updated.timestamp.map(time))
         case .ended(let ended):
             data.add("reason", .string(ended.reason.rawValue))
@@ -131,7 +132,7 @@ enum EventData {
                     content: try content(data["content"].object()),
                     alert: try data["alert"].ifPresent { try alert($0.object()) },
                     priority: try data["priority"].oneOf(Priority.self),
-                    downgraded: try data["downgraded"].bool(),
+                    downgraded: try data["downgraded"].ifPresent { try $0.bool() } ?? false,
                     timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
                 )
             )
