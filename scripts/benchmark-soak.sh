@@ -21,7 +21,7 @@
 #   - the database's size is flat: growth over the last third ≤ 5 % of its size (the trend of the size
 #     read every 5 s, a least-squares line, so that the sawtooth of retirement does not decide it);
 #   - throughput over the last third ≥ 0.95 × the first third, and p99 ≤ 1.2 × it;
-#   - the p99 of a probe's updates (one each 20 ms, scripts/lib/latency-probe.py) while a
+#   - the p99 of a probe's updates (4 streams, each one update every 20 ms, scripts/lib/latency-probe.py) while a
 #     partition is detached or dropped within 5 ms of its p99 otherwise;
 #   - every retired partition was archived;
 #   - once every activity is dismissed and the server runs again without retention,
