@@ -53,7 +53,12 @@ source scripts/lib/http-server.sh
 require_load_tools
 use_release_build
 ARCHIVE="$(mktemp -d /tmp/liveline-soak-archive-XXXXXX)"
+PROBE=""
+SIZES=""
 cleanup() {
+    # The probe and the size readings run until stopped, also when the script stops early.
+    [[ -z "$SIZES" ]] || kill "$SIZES" 2> /dev/null || true
+    [[ -z "$PROBE" ]] || kill -TERM "$PROBE" 2> /dev/null || true
     stop_server
     rm -rf "$ARCHIVE"
 }
@@ -141,6 +146,8 @@ awk 'NR == FNR {before[$1] = $2; next} ($2 > 1e6 || before[$1] > 1e6) {printf " 
 kill "$SIZES"
 kill -TERM "$PROBE"
 wait "$PROBE" || true
+SIZES=""
+PROBE=""
 cat "$DATA/probe.txt"
 
 third=$((SEGMENTS / 3))
