@@ -70,8 +70,12 @@ for side in 0 1; do
     psql_on "side_$side" -c "UPDATE service_limits SET global_max_open = 1000000" \
         -c "SELECT liveline_respread_global_cap()" >/dev/null
     # The log's partitions, where the folder has them (a build before them does not make them).
-    psql_on "side_$side" -c "DO \$\$ BEGIN IF to_regproc('liveline_create_partitions') IS NOT NULL THEN
-        PERFORM liveline_create_partitions(); END IF; END \$\$" >/dev/null
+    psql_on "side_$side" -c "DO \$\$ BEGIN
+        IF to_regprocedure('liveline_create_partitions(text)') IS NOT NULL THEN
+            PERFORM liveline_create_partitions(parent) FROM (SELECT DISTINCT parent FROM log_partitions) p;
+        ELSIF to_regprocedure('liveline_create_partitions()') IS NOT NULL THEN
+            PERFORM liveline_create_partitions();
+        END IF; END \$\$" >/dev/null
 done
 
 # One case: BATCHES transactions, each one call of liveline_append_batch with 8 commands built by

@@ -43,7 +43,11 @@ public enum TestDatabase {
     public static func migrate(_ connectionString: String) async throws {
         try await withPool(connectionString, maximumConnections: 1) { pool in
             try await Migrator.loading(from: migrationsDirectory, pool: pool).migrate(logger: logger)
-            try await pool.withConnection { try $0.execute("SELECT liveline_create_partitions()") }
+            try await pool.withConnection {
+                try $0.execute(
+                    "SELECT liveline_create_partitions(parent) FROM (SELECT DISTINCT parent FROM log_partitions) p"
+                )
+            }
         }
     }
 

@@ -92,6 +92,37 @@ struct LogPartitionTests {
         }
     }
 
+    @Test("each table's partitions are created in a transaction of their own; only a table split by time has them")
+    func oneTableATransaction() async throws {
+        let fixture = try await StoreFixture.make()
+        try await TestDatabase.withPool(fixture.database) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            try await pool.withConnection { connection in
+                try connection.execute(
+                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100"
+                )
+            }
+            #expect(try await store.createPartitions(workShare: 0.5) > 0)
+            // `created_at` is the time its transaction began: one per table, each its own.
+            let began: [(table: String, times: Int64, began: String)] = try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT parent, count(DISTINCT created_at) AS times, min(created_at)::text AS began
+                    FROM log_partitions WHERE from_time + interval '1 hour' = to_time
+                    GROUP BY parent ORDER BY parent
+                    """
+                ).map { (try $0.decode("parent"), try $0.decode("times"), try $0.decode("began")) }
+            }
+            #expect(began.map(\.table) == Self.parents.sorted())
+            #expect(began.allSatisfy { $0.times == 1 })
+            #expect(Set(began.map(\.began)).count == Self.parents.count)
+
+            await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try $0.execute("SELECT liveline_create_partitions('activities')") }
+            }
+        }
+    }
+
     @Test("every event of a stream lands in the partition of the time the stream began, however late it comes")
     func streamsStayWhole() async throws {
         let fixture = try await StoreFixture.make()

@@ -326,6 +326,52 @@ struct RetentionTests {
         #expect(try await retire(asOf: later).contains { $0.partition == "events_before_partitions" })
     }
 
+    @Test("a session that follows the log's tail reads it whole while partitions are dropped and created under it")
+    func tailReaderOutlivesPartitionChanges() async throws {
+        let later = try await databaseNow(plusDays: 3)
+        // One connection: every read runs in the session whose plans the changes invalidate.
+        try await fixture.withStore(connections: 1) { store in
+            /// The versions of the events after `position`, once `count` are readable (transactions
+            /// of the tests running beside this one hold the stable position back for a moment).
+            func versions(after position: Int64 = 0, app: AppID? = nil, count: Int) async throws -> [Int] {
+                var events: [StoredEvent] = []
+                try await DatabaseWaits.waitUntil("\(count) events are readable") {
+                    events = try await store.events(after: position, app: app, limit: 100)
+                    return events.count >= count
+                }
+                return events.map(\.event.version)
+            }
+            try await store.execute(requestCommand(), on: fixture.stream("a"), at: fixture.now)
+            try await store.execute(updateCommand(2), on: fixture.stream("a"), at: fixture.now + .seconds(1))
+            // More reads than PostgreSQL makes before it keeps a plan.
+            for _ in 0..<8 {
+                #expect(try await versions(count: 2) == [1, 2])
+                #expect(try await versions(app: fixture.app, count: 2) == [1, 2])
+            }
+            let retired = try #require(try await store.retirePartitions(policy, asOf: later))
+            #expect(retired.contains { $0.partition == "events_before_partitions" })
+            _ = try await query {
+                try $0.execute("UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100")
+            }
+            #expect(try await store.createPartitions() > 0)
+
+            try await store.execute(updateCommand(3), on: fixture.stream("a"), at: fixture.now + .seconds(2))
+            #expect(try await versions(count: 3) == [1, 2, 3])
+            let second = try await store.events(after: 0, limit: 2)[1].position
+            #expect(try await versions(after: second, app: fixture.app, count: 1) == [3])
+        }
+        // Dashboards may follow the tail the same way.
+        let dashboard = fixture.database + " options='-c role=liveline_dashboard'"
+        try await TestDatabase.withPool(dashboard) { pool in
+            try await DatabaseWaits.waitUntil("the dashboard role reads the three events") {
+                try await pool.withConnection { connection in
+                    try connection.query("SELECT count(*) AS n FROM liveline_events_after(0, 10)").single!
+                        .decode("n", as: Int64.self) == 3
+                }
+            }
+        }
+    }
+
     @Test("a role that does not own the tables may not retire, and is told who does")
     func onlyTheOwnerRetires() async throws {
         try await fixture.withStore { store in try await store.checkMayRetirePartitions() }

@@ -104,10 +104,34 @@ CREATE FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_ti
     LANGUAGE plpgsql
     AS $$ body of 15 lines, sha256 684a144aa05f0097… $$;
 
-CREATE FUNCTION public.liveline_create_partitions() RETURNS integer
+CREATE FUNCTION public.liveline_create_partitions(p_parent text) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
-    AS $$ body of 35 lines, sha256 a74ea166db29fa2b… $$;
+    AS $$ body of 36 lines, sha256 1a68fe6be925f25f… $$;
+
+CREATE TABLE public.events (
+    "position" bigint NOT NULL,
+    transaction_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    version integer NOT NULL,
+    type text NOT NULL,
+    data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    caused_by public.event_cause NOT NULL,
+    occurred_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    stream_recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT events_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
+    CONSTRAINT events_position_in_transaction CHECK ((("position" >> 16) = ((transaction_id)::text)::bigint)),
+    CONSTRAINT events_type_check CHECK ((type ~ '^activity\.[a-z_]+$'::text)),
+    CONSTRAINT events_version_check CHECK ((version > 0))
+)
+PARTITION BY RANGE (stream_recorded_at);
+
+CREATE FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text DEFAULT NULL::text) RETURNS SETOF public.events
+    LANGUAGE plpgsql STABLE
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 13 lines, sha256 dced70122b18d76b… $$;
 
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
@@ -278,25 +302,6 @@ ALTER TABLE public.admin_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTIT
     NO MAXVALUE
     CACHE 1
 );
-
-CREATE TABLE public.events (
-    "position" bigint NOT NULL,
-    transaction_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
-    app_id public.liveline_id NOT NULL,
-    activity_id public.liveline_id NOT NULL,
-    version integer NOT NULL,
-    type text NOT NULL,
-    data jsonb DEFAULT '{}'::jsonb NOT NULL,
-    caused_by public.event_cause NOT NULL,
-    occurred_at timestamp with time zone NOT NULL,
-    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
-    stream_recorded_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT events_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
-    CONSTRAINT events_position_in_transaction CHECK ((("position" >> 16) = ((transaction_id)::text)::bigint)),
-    CONSTRAINT events_type_check CHECK ((type ~ '^activity\.[a-z_]+$'::text)),
-    CONSTRAINT events_version_check CHECK ((version > 0))
-)
-PARTITION BY RANGE (stream_recorded_at);
 
 CREATE VIEW public.alerts_per_minute AS
  SELECT date_trunc('minute'::text, events.occurred_at) AS minute,
@@ -1149,8 +1154,15 @@ GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], 
 
 GRANT ALL ON FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) TO liveline_service;
 
-REVOKE ALL ON FUNCTION public.liveline_create_partitions() FROM PUBLIC;
-GRANT ALL ON FUNCTION public.liveline_create_partitions() TO liveline_service;
+REVOKE ALL ON FUNCTION public.liveline_create_partitions(p_parent text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.liveline_create_partitions(p_parent text) TO liveline_service;
+
+GRANT SELECT,INSERT ON TABLE public.events TO liveline_service;
+GRANT SELECT ON TABLE public.events TO liveline_dashboard;
+
+REVOKE ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) TO liveline_dashboard;
 
 GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
 
@@ -1174,9 +1186,6 @@ GRANT SELECT,INSERT,DELETE,TRUNCATE ON TABLE public.activities_replay_staged TO 
 
 GRANT SELECT,INSERT ON TABLE public.admin_changes TO liveline_service;
 GRANT SELECT ON TABLE public.admin_changes TO liveline_dashboard;
-
-GRANT SELECT,INSERT ON TABLE public.events TO liveline_service;
-GRANT SELECT ON TABLE public.events TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.alerts_per_minute TO liveline_dashboard;
 

@@ -24,13 +24,7 @@ extension EventStore {
     /// returned now, so a reader that pages forward from the last position it saw never misses
     /// one — however writers' commits interleave.
     public func events(after position: Int64, app: AppID? = nil, limit: Int) async throws -> [StoredEvent] {
-        try await withConnection { connection in
-            if let app {
-                try ReadingQueries.events(after: position, app: app, limit: limit, connection)
-            } else {
-                try ReadingQueries.events(after: position, limit: limit, connection)
-            }
-        }
+        try await withConnection { try ReadingQueries.events(after: position, app: app, limit: limit, $0) }
     }
 
     /// The position of the newest event in the log: 0 when the log is empty. A reader's

@@ -102,25 +102,20 @@ enum ReadingQueries {
         ).map(EventRow.storedEvent)
     }
 
-    static func events(after position: Int64, app: AppID, limit: Int, _ connection: Connection) throws -> [StoredEvent]
+    /// The log's events after `position` and below the stable position, in order, only `app`'s
+    /// when given (`liveline_events_after`, whose plans are made once per session).
+    static func events(
+        after position: Int64,
+        app: AppID?,
+        limit: Int,
+        _ connection: Connection
+    ) throws
+        -> [StoredEvent]
     {
         try connection.query(
             """
             SELECT \(columnsOf: EventRow.Column.self)
-            FROM events
-            WHERE app_id = \(app.rawValue) AND position > \(position) AND position < liveline_stable_position()
-            ORDER BY position LIMIT \(limit)
-            """
-        ).map(EventRow.storedEvent)
-    }
-
-    static func events(after position: Int64, limit: Int, _ connection: Connection) throws -> [StoredEvent] {
-        try connection.query(
-            """
-            SELECT \(columnsOf: EventRow.Column.self)
-            FROM events
-            WHERE position > \(position) AND position < liveline_stable_position()
-            ORDER BY position LIMIT \(limit)
+            FROM liveline_events_after(\(position), \(limit), \(app?.rawValue))
             """
         ).map(EventRow.storedEvent)
     }

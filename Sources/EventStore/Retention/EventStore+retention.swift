@@ -1,9 +1,24 @@
 extension EventStore {
     /// Creates the log's partitions ahead of now (`log_partitioning` says how many, how long);
     /// an event can be appended only into a partition that exists. Returns how many it created.
+    ///
+    /// Each table's are created in a transaction of its own: attaching a partition makes every
+    /// session plan its statements on that table again. With a `workShare` below 1, it rests
+    /// between two tables `(1 - share) / share` times as long as the last one took, so that
+    /// beside a busy server the changes come one at a time (as retirement paces itself,
+    /// `RetentionPolicy.workShare`).
     @discardableResult
-    public func createPartitions() async throws -> Int {
-        try await withTransaction { try RetentionQueries.createPartitions($0) }
+    public func createPartitions(workShare: Double = 1) async throws -> Int {
+        precondition(workShare > 0 && workShare <= 1, "a share of the time is in (0, 1]")
+        var created = 0
+        var lastTook: Duration = .zero
+        for table in try await withConnection({ try RetentionQueries.partitionedTables($0) }) {
+            try await Task.sleep(for: lastTook * ((1 - workShare) / workShare))
+            let started = ContinuousClock.now
+            created += try await withTransaction { try RetentionQueries.createPartitions(of: table, $0) }
+            lastTook = ContinuousClock.now - started
+        }
+        return created
     }
 
     /// Sets the length of the partitions created from now on (those made keep theirs).

@@ -21,17 +21,22 @@ public struct LogMaintenance: Service {
         public var batchSize: Int
         /// How long partitions are kept and where they are archived; `nil` keeps everything.
         public var retention: RetentionPolicy?
+        /// The share of its time the creation of partitions ahead works: it rests the rest
+        /// between two tables (`EventStore.createPartitions(workShare:)`).
+        public var creationWorkShare: Double
 
         public init(
             idempotencyWindow: Duration = .seconds(24 * 3600),
             interval: Duration = .seconds(60),
             batchSize: Int = 1_000,
-            retention: RetentionPolicy? = nil
+            retention: RetentionPolicy? = nil,
+            creationWorkShare: Double = 0.25
         ) {
             self.idempotencyWindow = idempotencyWindow
             self.interval = interval
             self.batchSize = batchSize
             self.retention = retention
+            self.creationWorkShare = creationWorkShare
         }
     }
 
@@ -72,7 +77,7 @@ public struct LogMaintenance: Service {
     /// One run: everything past its window is removed, or the failure is reported.
     func runOnce() async {
         do {
-            let created = try await store.createPartitions()
+            let created = try await store.createPartitions(workShare: configuration.creationWorkShare)
             Counter(label: "liveline_log_partitions_created_total", factory: metrics).increment(by: Int64(created))
             if created > 0 {
                 logger.info("log partitions created", metadata: ["partitions": "\(created)"])

@@ -3,10 +3,17 @@ import Postgres
 
 /// The SQL of what the log keeps and for how long.
 enum RetentionQueries {
-    /// Creates the log's partitions from the newest one to some intervals past now
+    /// The tables split by time (the parents of the partitions `log_partitions` records).
+    static func partitionedTables(_ connection: Connection) throws -> [String] {
+        try connection.query("SELECT DISTINCT parent FROM log_partitions ORDER BY parent").map {
+            try $0.decode("parent")
+        }
+    }
+
+    /// Creates `table`'s partitions from its newest one to some intervals past now
     /// (`liveline_create_partitions`); returns how many.
-    static func createPartitions(_ connection: Connection) throws -> Int {
-        try connection.query("SELECT liveline_create_partitions() AS created").single?.decode("created") ?? 0
+    static func createPartitions(of table: String, _ connection: Connection) throws -> Int {
+        try connection.query("SELECT liveline_create_partitions(\(table)) AS created").single?.decode("created") ?? 0
     }
 
     static func setPartitionInterval(_ interval: Duration, _ connection: Connection) throws {
