@@ -27,7 +27,11 @@
 #   - once every activity is dismissed and the server runs again without retention,
 #     `liveline verify --archive` is clean over archives and live log, and they hold every event
 #     the server acknowledged (`liveline_events_appended_total`).
-#   scripts/benchmark-soak.sh [--minutes 15] [--warm-up 12] [--max-warm-up 40] [--segment 60] [--connections 16] [--binary PATH]
+#
+# With --statements, PostgreSQL also counts every statement's plans and time over the soak
+# (pg_stat_statements, nested statements and planning included; it costs a little throughput),
+# and the script prints the statements that took the most planning and the most time.
+#   scripts/benchmark-soak.sh [--minutes 15] [--warm-up 12] [--max-warm-up 40] [--segment 60] [--connections 16] [--binary PATH] [--statements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +42,7 @@ SEGMENT=60
 CONNECTIONS=16
 POOL=10
 BINARY=""
+STATEMENTS=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --minutes) MINUTES="$2"; shift 2 ;;
@@ -46,7 +51,8 @@ while [[ $# -gt 0 ]]; do
         --segment) SEGMENT="$2"; shift 2 ;;
         --connections) CONNECTIONS="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--minutes N] [--warm-up N] [--max-warm-up N] [--segment SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
+        --statements) STATEMENTS=1; shift ;;
+        *) echo "usage: $0 [--minutes N] [--warm-up N] [--max-warm-up N] [--segment SECONDS] [--connections N] [--binary PATH] [--statements]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh
@@ -68,6 +74,22 @@ LIFETIMES="LIVELINE_ACTIVE_LIFETIME=2m LIVELINE_DISMISSAL_WINDOW=1m"
 SCALED="LIVELINE_PARTITION_INTERVAL=1m $LIFETIMES"
 export LIVE_SECONDS=90
 SERVER_ENV="$SCALED LIVELINE_RETENTION=4m LIVELINE_ARCHIVE_DIR=$ARCHIVE" start_server "$BINARY" "$POOL" demo
+if [[ $STATEMENTS == 1 ]]; then
+    # The library loads only at PostgreSQL's start: the server restarts its cluster with it.
+    sql "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'" > /dev/null
+    SERVER_ENV="$SCALED LIVELINE_RETENTION=4m LIVELINE_ARCHIVE_DIR=$ARCHIVE" restart_server "$BINARY" "$POOL"
+    sql "CREATE EXTENSION pg_stat_statements" > /dev/null
+    sql "ALTER SYSTEM SET pg_stat_statements.track = 'all'" > /dev/null
+    sql "ALTER SYSTEM SET pg_stat_statements.track_planning = on" > /dev/null
+    sql "SELECT pg_reload_conf()" > /dev/null
+fi
+# statement_profile ORDER: the 12 statements first by ORDER (a column of pg_stat_statements).
+statement_profile() {
+    psql "$DATABASE_URL" -c "SELECT calls, plans, round(total_plan_time) AS plan_ms, round(total_exec_time) AS exec_ms,
+            round((total_plan_time / greatest(plans, 1))::numeric, 3) AS ms_a_plan,
+            left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS statement
+        FROM pg_stat_statements ORDER BY $1 DESC LIMIT 12"
+}
 
 metric_sum() {
     curl -sf "$BASE/metrics" | awk -v name="$1" 'index($1, name) == 1 {s += $2} END {printf "%d", s}'
@@ -120,6 +142,7 @@ done
 SEGMENTS=$((MINUTES * 60 / SEGMENT))
 echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
 printf '%4s %10s %10s %8s %14s %9s %9s\n' run requests/s p99 errors "database bytes" retired archived
+[[ $STATEMENTS == 0 ]] || sql "SELECT pg_stat_statements_reset()" > /dev/null
 : > "$DATA/soak.rows"
 # Beside the load, the latency of updates while partitions are retired and otherwise.
 python3 scripts/lib/latency-probe.py "$BASE" "$LIVELINE_KEY" "$DATABASE_URL" > "$DATA/probe.txt" 2>&1 &
@@ -142,6 +165,13 @@ table_bytes > "$DATA/tables.end"
 echo "bytes by table, after the first third → at the end:"
 awk 'NR == FNR {before[$1] = $2; next} ($2 > 1e6 || before[$1] > 1e6) {printf "  %-28s %6.1f → %6.1f MB\n", $1, before[$1] / 1e6, $2 / 1e6}' \
     "$DATA/tables.first-third" "$DATA/tables.end"
+
+if [[ $STATEMENTS == 1 ]]; then
+    echo "statements over the soak, by planning time (ms):"
+    statement_profile total_plan_time
+    echo "statements over the soak, by time executing (ms; a function's includes its statements'):"
+    statement_profile total_exec_time
+fi
 
 kill "$SIZES"
 kill -TERM "$PROBE"

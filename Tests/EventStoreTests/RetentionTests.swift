@@ -4,6 +4,7 @@ import Foundation
 import LogArchive
 import MetricsTestKit
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -369,6 +370,33 @@ struct RetentionTests {
                         .decode("n", as: Int64.self) == 3
                 }
             }
+        }
+    }
+
+    @Test("retirement waits for no reader of apps: no table split by time references it")
+    func retirementLeavesAppsAlone() async throws {
+        try await requestAndDismiss("a")
+        let later = try await databaseNow(plusDays: 3)
+        try await TestDatabase.withPool(fixture.database) { admin in
+            let (pids, ended) = await DatabaseWaits.hold(
+                [("reader of apps", { try $0.execute("SELECT count(*) FROM apps") })],
+                on: admin
+            )
+            let finished = Mutex(false)
+            let retirement = Task {
+                defer { finished.withLock { $0 = true } }
+                return try await retire(asOf: later)
+            }
+            // A key to `apps` would make the drop of a partition wait for the reader, and show it.
+            try await DatabaseWaits.waitUntil("retirement finishes or waits for a lock") {
+                if finished.withLock({ $0 }) { return true }
+                return try await DatabaseWaits.lockWaiters(admin) > 0
+            }
+            #expect(try await DatabaseWaits.lockWaiters(admin) == 0, "retirement waits for the reader of apps")
+            try await DatabaseWaits.terminate(pids["reader of apps"]!, admin)
+            await ended.value
+            let retired = try await retirement.value
+            #expect(retired.contains { $0.table == "events" } && retired.contains { $0.table == "rejections" })
         }
     }
 

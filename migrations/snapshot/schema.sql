@@ -1098,21 +1098,15 @@ ALTER TABLE ONLY public.delivery_suspensions
 ALTER TABLE ONLY public.device_open_counts
     ADD CONSTRAINT device_open_counts_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
-ALTER TABLE ONLY public.events_before_partitions
-    ADD CONSTRAINT events_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
-
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
-ALTER TABLE public.rejections
-    ADD CONSTRAINT rejections_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
-
 GRANT ALL ON FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) TO liveline_service;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.apps TO liveline_service;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.apps TO liveline_service;
 
 GRANT SELECT(app_id) ON TABLE public.apps TO liveline_dashboard;
 
