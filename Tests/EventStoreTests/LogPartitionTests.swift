@@ -123,6 +123,38 @@ struct LogPartitionTests {
         }
     }
 
+    @Test("a creation stopped between two tables is finished by the next: the partitions still follow on")
+    func stoppedCreationResumes() async throws {
+        let fixture = try await StoreFixture.make()
+        try await TestDatabase.withPool(fixture.database) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            try await pool.withConnection { connection in
+                try connection.execute(
+                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100"
+                )
+            }
+            // A share so small that the rest after the first table outlasts the test's patience.
+            let stopped = Task { try await store.createPartitions(workShare: 0.0001) }
+            try await DatabaseWaits.waitUntil("the first table's partitions are made") {
+                try await Self.partitions(of: Self.parents.sorted()[0], pool).count > 10
+            }
+            stopped.cancel()
+            await #expect(throws: CancellationError.self) { try await stopped.value }
+            let hourly: Int = try await pool.withConnection { connection in
+                Int(
+                    try connection.query(
+                        "SELECT count(DISTINCT parent) AS n FROM log_partitions WHERE from_time + interval '1 hour' = to_time"
+                    ).single!.decode("n", as: Int64.self)
+                )
+            }
+            #expect(hourly == 1, "only the first table was done when it stopped")
+
+            #expect(try await store.createPartitions() > 0)
+            #expect(try await Self.partitionsFollowOn(pool))
+            #expect(try await store.createPartitions() == 0)
+        }
+    }
+
     @Test("every event of a stream lands in the partition of the time the stream began, however late it comes")
     func streamsStayWhole() async throws {
         let fixture = try await StoreFixture.make()
