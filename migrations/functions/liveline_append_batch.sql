@@ -79,8 +79,8 @@ BEGIN
     -- The gate that a replay closes comes first, as in every append.
     LOCK TABLE liveline_append_gate IN ROW EXCLUSIVE MODE;
     IF v_count + cardinality(p_rejected_app_ids) > 1 THEN
-        PERFORM liveline_batch_lock_keys(p_app_ids, p_activity_ids, p_app_ids || p_rejected_app_ids,
-            p_idempotency_keys || p_rejected_keys);
+        PERFORM liveline_batch_lock_keys(p_app_ids, p_activity_ids, p_expected_versions,
+            p_app_ids || p_rejected_app_ids, p_idempotency_keys || p_rejected_keys);
     END IF;
     IF cardinality(p_rejected_app_ids) > 0 THEN
         PERFORM liveline_batch_record_rejections(p_rejected_app_ids, p_rejected_activity_ids, p_rejected_commands,

@@ -41,7 +41,7 @@ CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expe
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 178 lines, sha256 6ef034817a4aa96f… $$;
+    AS $$ body of 178 lines, sha256 5d3d4ba8c4774000… $$;
 
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
@@ -92,9 +92,9 @@ CREATE FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity
     LANGUAGE plpgsql
     AS $$ body of 31 lines, sha256 d0f8a1844b09ad74… $$;
 
-CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_key_app_ids text[], p_keys text[]) RETURNS void
+CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) RETURNS void
     LANGUAGE plpgsql
-    AS $$ body of 13 lines, sha256 8340eb4643223d7a… $$;
+    AS $$ body of 14 lines, sha256 d188ed54deb7117f… $$;
 
 CREATE FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) RETURNS void
     LANGUAGE plpgsql
@@ -1142,7 +1142,7 @@ GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_
 
 GRANT ALL ON FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_key_app_ids text[], p_keys text[]) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
 
