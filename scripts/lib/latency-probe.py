@@ -12,15 +12,15 @@ hundred updates rests on their few slowest.
 
     latency-probe.py BASE_URL KEY DATABASE_URL [INTERVAL_MS] [STREAMS]
 """
-import http.client
-import json
-import random
+import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from urllib.parse import urlparse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from update_probe import UpdateProbe, summary  # noqa: E402
 
 base, key, database = sys.argv[1], sys.argv[2], sys.argv[3]
 interval = float(sys.argv[4] if len(sys.argv) > 4 else 20) / 1000
@@ -50,39 +50,11 @@ def poll():
 
 
 threading.Thread(target=poll, daemon=True).start()
-url = urlparse(base)
-headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-samples = []  # (start, seconds, ok), from every stream
-
-
-def probe(stream):
-    time.sleep(stream * interval / streams)
-    connection = http.client.HTTPConnection(url.hostname, url.port)
-    activity, born, serial = None, 0.0, 0
-    while not stopped.is_set():
-        now = time.monotonic()
-        if activity is None or now - born > 50:
-            serial += 1
-            activity, born = f"probe-{int(time.time())}-{stream}-{serial}", now
-            body = {"activityId": activity, "activityType": "probe", "contentState": {"n": 0}}
-            connection.request("POST", "/v1/activities", json.dumps(body), headers)
-            connection.getresponse().read()
-        started = time.monotonic()
-        body = {"contentState": {"n": serial}, "priority": 5}
-        connection.request("POST", f"/v1/activities/{activity}/updates", json.dumps(body), headers)
-        response = connection.getresponse()
-        response.read()
-        samples.append((started, time.monotonic() - started, response.status == 200))
-        time.sleep(max(0.0, interval - (time.monotonic() - started)))
-
-
-probes = [threading.Thread(target=probe, args=(stream,)) for stream in range(streams)]
-for thread in probes:
-    thread.start()
+probe = UpdateProbe(base, key, interval, streams)
+probe.start()
 while not stopped.is_set():
     stopped.wait(1)
-for thread in probes:
-    thread.join()
+probe.stop()
 
 
 def step_at(moment):
@@ -92,26 +64,11 @@ def step_at(moment):
     return max(before[0], after[0])
 
 
-def p99(ordered):
-    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] * 1000
-
-
-def summary(name, latencies):
-    if not latencies:
-        return f"{name}: no updates"
-    ordered = sorted(latencies)
-    line = f"{name}: {len(ordered)} updates, p50 {ordered[len(ordered) // 2] * 1000:.1f} ms, p99 {p99(ordered):.1f} ms"
-    if len(ordered) < 2000:
-        resampled = sorted(p99(sorted(random.choices(ordered, k=len(ordered)))) for _ in range(1000))
-        line += f" (90 % interval {resampled[50]:.1f}–{resampled[949]:.1f})"
-    return line
-
-
 groups = {0: [], 1: [], 2: [], 3: []}
-for started, seconds, ok in samples:
+for started, seconds, ok in probe.samples:
     groups[step_at(started)].append(seconds)
 print(summary("probe, while a partition was detached or dropped", groups[2]))
 print(summary("probe, while a partition was archived or its activities removed", groups[1]))
 print(summary("probe, while partitions were created", groups[3]))
 print(summary("probe, otherwise", groups[0]))
-print(f"probe: {sum(1 for *_, ok in samples if not ok)} updates not answered 200")
+print(f"probe: {probe.failures()} updates not answered 200")
