@@ -63,6 +63,35 @@ struct WorkPacerTests {
         #expect(clock.rests == [.milliseconds(36), .seconds(1)])
     }
 
+    @Test("a change runs alone: a quiet rest before and after it, or the rest owed if longer; none at a share of 1")
+    func alone() throws {
+        let clock = JobClock()
+        let pacer = WorkPacer(share: 0.25, quiet: .milliseconds(250), now: clock.now, sleep: clock.sleep)
+        clock.elapsed += .milliseconds(4)
+        try pacer.alone { clock.elapsed += .milliseconds(20) }
+        #expect(clock.rests == [.milliseconds(250), .milliseconds(250)])
+        clock.elapsed += .milliseconds(400)
+        let answer = try pacer.alone {
+            clock.elapsed += .milliseconds(100)
+            return 42
+        }
+        #expect(answer == 42)
+        #expect(clock.rests.suffix(2) == [.seconds(1), .milliseconds(300)])
+
+        let unpaced = JobClock()
+        let unpacedPacer = WorkPacer(share: 1, now: unpaced.now, sleep: unpaced.sleep)
+        try unpacedPacer.alone { unpaced.elapsed += .milliseconds(20) }
+        #expect(unpaced.rests.isEmpty)
+    }
+
+    @Test("a stopped job does not begin a change")
+    func stoppedBeforeAChange() {
+        var ran = false
+        let pacer = WorkPacer(share: 0.25, isStopped: { true }, sleep: { _ in })
+        #expect(throws: CancellationError.self) { try pacer.alone { ran = true } }
+        #expect(!ran)
+    }
+
     @Test("a stopped job stops at its next pause")
     func stop() {
         var stopped = false

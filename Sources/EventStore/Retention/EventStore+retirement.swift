@@ -58,7 +58,8 @@ extension EventStore {
     /// (written, flushed, read back and checked before anything is removed), detaches it
     /// without blocking appends, removes the projection rows of its activities (all dismissed,
     /// `batchSize` per transaction), drops it, and records it retired. It works the policy's
-    /// share of the time and rests the rest, between rows and steps. A run interrupted anywhere
+    /// share of the time and rests the rest, between rows and steps, and rests around the detach
+    /// and the drop (`WorkPacer.alone`). A run interrupted anywhere
     /// (cancelling the task stops it between two pieces of work) is finished by the next. One
     /// process retires at a time. Returns what it retired, or `nil` when another process is
     /// retiring now (it does the work).
@@ -138,10 +139,11 @@ extension EventStore {
                 connection
             )
             manifest = written
-            try pacer.pause()
         }
-        try PartitionRetirementQueries.detach(partition, connection)
-        try pacer.pause()
+        // The detach and the drop each run alone, away from the archive's and the removal's
+        // heavier statements: the change itself costs the requests around it nothing measurable
+        // (ADR 0032).
+        try pacer.alone { try PartitionRetirementQueries.detach(partition, connection) }
         var removed = 0
         if partition.parent == "events" {
             while true {
@@ -151,7 +153,7 @@ extension EventStore {
                 if batch < batchSize { break }
             }
         }
-        try PartitionRetirementQueries.drop(partition, connection)
+        try pacer.alone { try PartitionRetirementQueries.drop(partition, connection) }
         try PartitionRetirementQueries.markRetired(partition, connection)
         return RetiredPartition(
             partition: partition.name,
