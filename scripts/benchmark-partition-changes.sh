@@ -4,18 +4,21 @@
 # speed on a release `liveline dev`, and beside it scripts/lib/partition-changes.py: a probe of
 # updates, and every PERIOD seconds a partition of `events` filled with ROWS rows, attached,
 # detached concurrently and dropped, as creation and retirement do. It prints the p99 of the
-# probe's updates in the window of each change and in as long a window with no change.
+# probe's updates in the window of each change and in as long a window with no change. BALLAST
+# empty partitions are attached first, so that `events` has as many partitions as in the soak
+# (about a dozen): after each change every session plans again over all of them.
 #
 # The soak (scripts/benchmark-soak.sh) meets about a hundred detaches and drops in 40 minutes, a
 # few hundred probe updates; this run meets CYCLES of each, thousands of updates, in a few
 # minutes, so that two builds can be compared in pairs. The server keeps no retention and makes
 # partitions of an hour, so that no change but the cycles' happens while it runs.
-#   scripts/benchmark-partition-changes.sh [--cycles 40] [--rows 100000] [--period 12] [--connections 16] [--binary PATH]
+#   scripts/benchmark-partition-changes.sh [--cycles 40] [--rows 100000] [--ballast 10] [--period 12] [--connections 16] [--binary PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CYCLES=40
 ROWS=100000
+BALLAST=10
 PERIOD=12
 CONNECTIONS=16
 POOL=10
@@ -24,10 +27,11 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --cycles) CYCLES="$2"; shift 2 ;;
         --rows) ROWS="$2"; shift 2 ;;
+        --ballast) BALLAST="$2"; shift 2 ;;
         --period) PERIOD="$2"; shift 2 ;;
         --connections) CONNECTIONS="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--cycles N] [--rows N] [--period SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--cycles N] [--rows N] [--ballast N] [--period SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh
@@ -48,6 +52,6 @@ seconds=$(awk -v c="$CYCLES" -v p="$PERIOD" 'BEGIN {printf "%d", c * p + 15}')
 run_wrk soak "$CONNECTIONS" "$seconds" &
 load=$!
 sleep 3
-python3 scripts/lib/partition-changes.py "$BASE" "$LIVELINE_KEY" "$DATABASE_URL" "$CYCLES" "$ROWS" "$PERIOD"
+python3 scripts/lib/partition-changes.py "$BASE" "$LIVELINE_KEY" "$DATABASE_URL" "$CYCLES" "$ROWS" "$BALLAST" "$PERIOD"
 wait "$load"
 echo "load: $(wrk_field soak rate) requests/s, p99 $(wrk_field soak p99), $(wrk_field soak errors) errors"

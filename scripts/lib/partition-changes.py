@@ -15,7 +15,11 @@ Each change's window runs from the statement's start to WINDOW_MS after it ends.
 updates sent in each kind of window, p50, p99 and a 90 % interval of the p99, and the p99 of all
 the updates outside every window and every fill.
 
-    partition-changes.py BASE_URL KEY DATABASE_URL CYCLES ROWS [PERIOD] [WINDOW_MS] [INTERVAL_MS] [STREAMS]
+BALLAST empty partitions are attached first, a day past the cycles' (so that `events` has about
+as many partitions as in the soak, where each change makes every session plan again over all of
+them), and dropped at the end.
+
+    partition-changes.py BASE_URL KEY DATABASE_URL CYCLES ROWS BALLAST [PERIOD] [WINDOW_MS] [INTERVAL_MS] [STREAMS]
 """
 import os
 import subprocess
@@ -27,11 +31,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from update_probe import UpdateProbe, summary  # noqa: E402
 
 base, key, database = sys.argv[1], sys.argv[2], sys.argv[3]
-cycles, rows = int(sys.argv[4]), int(sys.argv[5])
-period = float(sys.argv[6] if len(sys.argv) > 6 else 12)
-window = float(sys.argv[7] if len(sys.argv) > 7 else 500) / 1000
-interval = float(sys.argv[8] if len(sys.argv) > 8 else 20) / 1000
-streams = int(sys.argv[9] if len(sys.argv) > 9 else 4)
+cycles, rows, ballast = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+period = float(sys.argv[7] if len(sys.argv) > 7 else 12)
+window = float(sys.argv[8] if len(sys.argv) > 8 else 500) / 1000
+interval = float(sys.argv[9] if len(sys.argv) > 9 else 20) / 1000
+streams = int(sys.argv[10] if len(sys.argv) > 10 else 4)
 
 
 class Session:
@@ -73,13 +77,25 @@ def sleep_until(moment):
     time.sleep(max(0.0, moment - time.monotonic()))
 
 
+
+
+def minute_range(minute):
+    """The bounds of the minute `minute` minutes past FAR, as PostgreSQL reads them."""
+    return tuple(f"{FAR + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}+00" for m in (minute, minute + 1))
+
+
+ballast_tables = [f"bench_partition_ballast_{os.getpid()}_{n}" for n in range(ballast)]
+for n, table in enumerate(ballast_tables):
+    low, high = minute_range(24 * 60 + n)
+    session.run(f"CREATE TABLE {table} PARTITION OF events FOR VALUES FROM ('{low}') TO ('{high}')")
+partitions = session.run("SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass")
 probe = UpdateProbe(base, key, interval, streams)
 probe.start()
 time.sleep(2)
 for cycle in range(cycles):
     begun = time.monotonic()
     table = f"bench_partition_change_{os.getpid()}_{cycle}"
-    start, end = (f"{day:%Y-%m-%d %H:%M:%S}+00" for day in (FAR + timedelta(minutes=cycle), FAR + timedelta(minutes=cycle + 1)))
+    start, end = minute_range(cycle)
     started = time.monotonic()
     session.run(
         f"""
@@ -105,6 +121,8 @@ for cycle in range(cycles):
     timed("nothing", "SELECT 1")
     sleep_until(begun + period)
 probe.stop()
+for table in ballast_tables:
+    session.run(f"DROP TABLE {table}")
 session.close()
 
 
@@ -118,7 +136,10 @@ def kind_at(moment):
 groups = {}
 for started, seconds, ok in probe.samples:
     groups.setdefault(kind_at(started), []).append(seconds)
-print(f"{cycles} cycles of {period:g} s, {rows} rows a partition, windows to {window * 1000:.0f} ms after each change")
+print(
+    f"{cycles} cycles of {period:g} s, {rows} rows a partition, {partitions} partitions of events "
+    f"({ballast} of them empty), windows to {window * 1000:.0f} ms after each change"
+)
 for kind, name in [
     ("detach", "while a partition was detached"),
     ("drop", "while a detached partition was dropped"),
