@@ -6,19 +6,22 @@
 # detached concurrently and dropped, as creation and retirement do. It prints the p99 of the
 # probe's updates in the window of each change and in as long a window with no change. BALLAST
 # empty partitions are attached first, so that `events` has as many partitions as in the soak
-# (about a dozen): after each change every session plans again over all of them.
+# (about a dozen): after each change every session plans again over all of them. The drop is
+# retirement's: the indexes one at a time, then the table; --drop-at-once drops the table with
+# its indexes in one statement, as retirement did before ADR 0032.
 #
 # The soak (scripts/benchmark-soak.sh) meets about a hundred detaches and drops in 40 minutes, a
 # few hundred probe updates; this run meets CYCLES of each, thousands of updates, in a few
 # minutes, so that two builds can be compared in pairs. The server keeps no retention and makes
 # partitions of an hour, so that no change but the cycles' happens while it runs.
-#   scripts/benchmark-partition-changes.sh [--cycles 40] [--rows 100000] [--ballast 10] [--period 12] [--connections 16] [--binary PATH]
+#   scripts/benchmark-partition-changes.sh [--cycles 40] [--rows 100000] [--ballast 10] [--period 12] [--drop-at-once] [--connections 16] [--binary PATH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CYCLES=40
 ROWS=100000
 BALLAST=10
+export DROP_AT_ONCE=0
 PERIOD=12
 CONNECTIONS=16
 POOL=10
@@ -28,10 +31,11 @@ while [[ $# -gt 0 ]]; do
         --cycles) CYCLES="$2"; shift 2 ;;
         --rows) ROWS="$2"; shift 2 ;;
         --ballast) BALLAST="$2"; shift 2 ;;
+        --drop-at-once) DROP_AT_ONCE=1; shift ;;
         --period) PERIOD="$2"; shift 2 ;;
         --connections) CONNECTIONS="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
-        *) echo "usage: $0 [--cycles N] [--rows N] [--ballast N] [--period SECONDS] [--connections N] [--binary PATH]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--cycles N] [--rows N] [--ballast N] [--period SECONDS] [--drop-at-once] [--connections N] [--binary PATH]" >&2; exit 2 ;;
     esac
 done
 source scripts/lib/http-server.sh

@@ -264,7 +264,9 @@ struct RetentionTests {
         #expect(try await projectedActivities() == 0)
     }
 
-    @Test("a retirement interrupted after its archive and detach is finished without archiving again")
+    @Test(
+        "a retirement interrupted after its archive, detach and first index dropped is finished without archiving again"
+    )
     func interruptedRetirementResumes() async throws {
         try await requestAndDismiss("a")
         let current = try await currentPartition()
@@ -295,6 +297,11 @@ struct RetentionTests {
                 connection
             )
             try PartitionRetirementQueries.detach(found, connection)
+            // And its first index dropped.
+            let indexes = try PartitionRetirementQueries.indexes(of: found, connection)
+            #expect(indexes.count > 1)
+            try PartitionRetirementQueries.dropIndex(indexes[0], of: found, connection)
+            #expect(try PartitionRetirementQueries.indexes(of: found, connection) == Array(indexes.dropFirst()))
             return written
         }
         #expect(try await log().isEmpty)

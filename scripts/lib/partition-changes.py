@@ -8,7 +8,9 @@ cycle changes `events`' partitions as retirement and creation do:
             in a range of times far ahead, so no append and no reader of the tail meets them),
             then attached as a partition for that range;
   at 30 %   the partition is detached concurrently (as retirement detaches);
-  at 55 %   the detached table is dropped;
+  at 55 %   the detached table is dropped as retirement drops it: its indexes one at a time,
+            largest first, each after a rest of REST_MS, then the table (or, with DROP_AT_ONCE=1 in
+            the environment, the table with its indexes in one statement);
   at 80 %   nothing is done: the same window measured with no change, to compare with.
 
 Each change's window runs from the statement's start to WINDOW_MS after it ends. Prints, for the
@@ -36,6 +38,8 @@ period = float(sys.argv[7] if len(sys.argv) > 7 else 12)
 window = float(sys.argv[8] if len(sys.argv) > 8 else 500) / 1000
 interval = float(sys.argv[9] if len(sys.argv) > 9 else 20) / 1000
 streams = int(sys.argv[10] if len(sys.argv) > 10 else 4)
+rest = float(os.environ.get("REST_MS", 250)) / 1000
+drop_at_once = os.environ.get("DROP_AT_ONCE") == "1"
 
 
 class Session:
@@ -116,6 +120,19 @@ for cycle in range(cycles):
     sleep_until(begun + 0.3 * period)
     timed("detach", f"ALTER TABLE events DETACH PARTITION {table} CONCURRENTLY")
     sleep_until(begun + 0.55 * period)
+    if not drop_at_once:
+        # As retirement drops: the indexes one at a time, largest first, then the table.
+        indexes = session.run(
+            f"""SELECT coalesce(string_agg(CASE WHEN c.conname IS NOT NULL
+                    THEN format('ALTER TABLE %I DROP CONSTRAINT %I', '{table}', c.conname)
+                    ELSE format('DROP INDEX %I', x.relname) END, E'\\n' ORDER BY pg_relation_size(i.indexrelid) DESC), '')
+                FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+                LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid
+                WHERE i.indrelid = '{table}'::regclass"""
+        )
+        for statement in indexes.splitlines():
+            timed("drop", statement)
+            time.sleep(rest)
     timed("drop", f"DROP TABLE {table}")
     sleep_until(begun + 0.8 * period)
     timed("nothing", "SELECT 1")
@@ -138,7 +155,8 @@ for started, seconds, ok in probe.samples:
     groups.setdefault(kind_at(started), []).append(seconds)
 print(
     f"{cycles} cycles of {period:g} s, {rows} rows a partition, {partitions} partitions of events "
-    f"({ballast} of them empty), windows to {window * 1000:.0f} ms after each change"
+    f"({ballast} of them empty), windows to {window * 1000:.0f} ms after each change; "
+    + ("each table dropped with its indexes at once" if drop_at_once else "indexes dropped one at a time, then the table")
 )
 for kind, name in [
     ("detach", "while a partition was detached"),

@@ -57,11 +57,11 @@ extension EventStore {
     /// `nil`), oldest first: archives it when the policy says where and it is not archived yet
     /// (written, flushed, read back and checked before anything is removed), detaches it
     /// without blocking appends, removes the projection rows of its activities (all dismissed,
-    /// `batchSize` per transaction), drops it, and records it retired. It works the policy's
-    /// share of the time and rests the rest, between rows and steps, and rests around the detach
-    /// and the drop (`WorkPacer.alone`). A run interrupted anywhere
-    /// (cancelling the task stops it between two pieces of work) is finished by the next. One
-    /// process retires at a time. Returns what it retired, or `nil` when another process is
+    /// `batchSize` per transaction), drops its indexes one at a time and then its table, and
+    /// records it retired. It works the policy's share of the time and rests the rest, between
+    /// rows and steps, and rests around each change to the partition's table (`WorkPacer.alone`).
+    /// A run interrupted anywhere (cancelling the task stops it between two pieces of work) is
+    /// finished by the next. One process retires at a time. Returns what it retired, or `nil` when another process is
     /// retiring now (it does the work).
     @discardableResult
     public func retirePartitions(
@@ -140,9 +140,8 @@ extension EventStore {
             )
             manifest = written
         }
-        // The detach and the drop each run alone, away from the archive's and the removal's
-        // heavier statements: the change itself costs the requests around it nothing measurable
-        // (ADR 0032).
+        // The detach and the drops each run alone, away from the archive's and the removal's
+        // heavier statements (ADR 0032).
         try pacer.alone { try PartitionRetirementQueries.detach(partition, connection) }
         var removed = 0
         if partition.parent == "events" {
@@ -152,6 +151,12 @@ extension EventStore {
                 try pacer.pause()
                 if batch < batchSize { break }
             }
+        }
+        // A file's blocks are freed at once when it is dropped, and a filesystem that discards
+        // them as it frees them (ext4 mounted with `discard`) holds back every commit's flush of
+        // the write-ahead log meanwhile: so the indexes go first, one at a time, then the table.
+        for index in try PartitionRetirementQueries.indexes(of: partition, connection) {
+            try pacer.alone { try PartitionRetirementQueries.dropIndex(index, of: partition, connection) }
         }
         try pacer.alone { try PartitionRetirementQueries.drop(partition, connection) }
         try PartitionRetirementQueries.markRetired(partition, connection)

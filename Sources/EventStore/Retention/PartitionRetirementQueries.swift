@@ -12,9 +12,15 @@ struct RetiringPartition: Sendable {
     let archived: Bool
 }
 
+/// An index of a detached partition, and the constraint it backs, if any.
+struct PartitionIndex: Sendable, Equatable {
+    let name: String
+    let constraint: String?
+}
+
 /// The SQL of retiring the partitions whose retention has passed: settling the log's, archiving,
 /// detaching without blocking appends, removing the projection rows of the streams retired, and
-/// dropping. Each step can be run again after a crash and does only what is left.
+/// dropping (the indexes, then the table). Each step can be run again after a crash and does only what is left.
 enum PartitionRetirementQueries {
     /// Whether the server's role may detach and drop partitions: only the tables' owner may.
     static func owner(_ connection: Connection) throws -> (mayRetire: Bool, role: String, owner: String) {
@@ -268,6 +274,33 @@ enum PartitionRetirementQueries {
             SELECT count(*)::bigint AS removed FROM gone
             """
         ).single.map { Int(try $0.decode("removed", as: Int64.self)) } ?? 0
+    }
+
+    /// A detached partition's indexes, largest first, each with the constraint it backs (a key
+    /// or a unique constraint, dropped through its table): none once its table is gone. Dropping
+    /// them one at a time before the table frees the partition's storage a file at a time (see
+    /// `EventStore.retire`).
+    static func indexes(of partition: RetiringPartition, _ connection: Connection) throws -> [PartitionIndex] {
+        try connection.query(
+            """
+            SELECT x.relname::text AS index, c.conname::text AS constraint
+            FROM pg_index i
+            JOIN pg_class x ON x.oid = i.indexrelid
+            LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid
+            WHERE i.indrelid = to_regclass(quote_ident(\(partition.name)))
+            ORDER BY pg_relation_size(i.indexrelid) DESC, x.relname
+            """
+        ).map { PartitionIndex(name: try $0.decode("index"), constraint: try $0.decode("constraint")) }
+    }
+
+    static func dropIndex(_ index: PartitionIndex, of partition: RetiringPartition, _ connection: Connection) throws {
+        if let constraint = index.constraint {
+            try connection.executeUnprepared(
+                "ALTER TABLE \(identifier: partition.name) DROP CONSTRAINT IF EXISTS \(identifier: constraint)"
+            )
+        } else {
+            try connection.executeUnprepared("DROP INDEX IF EXISTS \(identifier: index.name)")
+        }
     }
 
     static func drop(_ partition: RetiringPartition, _ connection: Connection) throws {
