@@ -4,7 +4,7 @@ scripts/benchmark-soak.sh). STREAMS probes (4 by default), each on a keep-alive 
 own and staggered, send one update every INTERVAL_MS to an activity of their own (a new one each
 50 s, before the lifetime of the scaled soak ends it); and it polls pg_stat_activity every 50 ms
 for the statements that change the log's partitions: the archive's COPY, the detach, the removal
-of projection rows, the drop, and the creation of partitions ahead (which attaches them). When
+of projection rows, the drops (of the indexes and the table), and the creation of partitions ahead (which attaches them). When
 stopped (SIGTERM), prints p50 and p99 of the updates sent while a detach or drop ran, while the
 other retirement steps ran, while partitions were created, and otherwise; for the groups of
 fewer than 2,000 updates, also a 90 % interval of the p99 (bootstrap), since the p99 of a few
@@ -32,7 +32,8 @@ signal.signal(signal.SIGTERM, lambda *_: stopped.set())
 # 1 (archive or removal of projection rows) or 0 (none).
 STEPS = """
 SELECT coalesce(max(CASE WHEN query ~ 'liveline_create_partitions' THEN 3
-                         WHEN query ~ '^ALTER TABLE .* DETACH PARTITION' OR query ~ '^DROP TABLE' THEN 2
+                         WHEN query ~ '^ALTER TABLE .* (DETACH PARTITION|DROP CONSTRAINT)'
+                              OR query ~ '^DROP (TABLE|INDEX)' THEN 2
                          WHEN query ~ '^\\s*COPY \\(' OR query ~ 'DELETE FROM activities a USING' THEN 1 END), 0)
 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()
 """
