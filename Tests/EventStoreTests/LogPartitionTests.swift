@@ -44,6 +44,14 @@ struct LogPartitionTests {
 
     /// Whether each table's partitions follow one another, the first holding the rows from before
     /// partitions.
+    /// Partitions of an hour from now on, a hundred of them ahead: past the daily partitions
+    /// (up to three days ahead, by the time of day).
+    private static func hourlyPartitionsAhead(_ pool: ConnectionPool) async throws {
+        try await pool.withConnection { connection in
+            try connection.execute("UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100")
+        }
+    }
+
     private static func partitionsFollowOn(_ pool: ConnectionPool) async throws -> Bool {
         for parent in parents {
             let made = try await partitions(of: parent, pool)
@@ -74,11 +82,7 @@ struct LogPartitionTests {
 
             // A shorter interval: the next partitions are that long, and still follow on. A hundred
             // hours ahead reach past the daily partitions (up to three days ahead, by the time of day).
-            try await pool.withConnection { connection in
-                try connection.execute(
-                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100"
-                )
-            }
+            try await Self.hourlyPartitionsAhead(pool)
             #expect(try await store.createPartitions() > 0)
             #expect(try await Self.partitionsFollowOn(pool))
             let hours: Int = try await pool.withConnection { connection in
@@ -97,11 +101,7 @@ struct LogPartitionTests {
         let fixture = try await StoreFixture.make()
         try await TestDatabase.withPool(fixture.database) { pool in
             let store = EventStore(pool: pool, lifecycle: Lifecycle())
-            try await pool.withConnection { connection in
-                try connection.execute(
-                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100"
-                )
-            }
+            try await Self.hourlyPartitionsAhead(pool)
             #expect(try await store.createPartitions(workShare: 0.5) > 0)
             // `created_at` is the time its transaction began: one per table, each its own.
             let began: [(table: String, times: Int64, began: String)] = try await pool.withConnection { connection in
@@ -128,11 +128,7 @@ struct LogPartitionTests {
         let fixture = try await StoreFixture.make()
         try await TestDatabase.withPool(fixture.database) { pool in
             let store = EventStore(pool: pool, lifecycle: Lifecycle())
-            try await pool.withConnection { connection in
-                try connection.execute(
-                    "UPDATE log_partitioning SET partition_interval = '1 hour', partitions_ahead = 100"
-                )
-            }
+            try await Self.hourlyPartitionsAhead(pool)
             // A share so small that the rest after the first table outlasts the test's patience.
             let stopped = Task { try await store.createPartitions(workShare: 0.0001) }
             try await DatabaseWaits.waitUntil("the first table's partitions are made") {
