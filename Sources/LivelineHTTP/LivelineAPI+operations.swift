@@ -45,9 +45,9 @@ extension LivelineAPI {
             degradations.append(
                 .init(
                     code: "maintenance_failing",
-                    detail: "The log's maintenance failed (\(failure)): partitions are not created ahead nor "
-                        + "idempotency keys expired until a run succeeds. It is tried again every minute; the error log "
-                        + "has each failure."
+                    detail: "A job of the log's maintenance failed (\(failure)): what it does waits until one of its "
+                        + "runs succeeds (`partitions` creates the log's partitions ahead; `retention` expires idempotency "
+                        + "keys and retires partitions). Each job is tried again every minute; the error log has each failure."
                 )
             )
         }

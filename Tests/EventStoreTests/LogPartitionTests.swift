@@ -42,8 +42,6 @@ struct LogPartitionTests {
         }
     }
 
-    /// Whether each table's partitions follow one another, the first holding the rows from before
-    /// partitions.
     /// Partitions of an hour from now on, a hundred of them ahead: past the daily partitions
     /// (up to three days ahead, by the time of day).
     private static func hourlyPartitionsAhead(_ pool: ConnectionPool) async throws {
@@ -52,6 +50,8 @@ struct LogPartitionTests {
         }
     }
 
+    /// Whether each table's partitions follow one another, the first holding the rows from before
+    /// partitions.
     private static func partitionsFollowOn(_ pool: ConnectionPool) async throws -> Bool {
         for parent in parents {
             let made = try await partitions(of: parent, pool)
@@ -148,6 +148,49 @@ struct LogPartitionTests {
             #expect(try await store.createPartitions() > 0)
             #expect(try await Self.partitionsFollowOn(pool))
             #expect(try await store.createPartitions() == 0)
+        }
+    }
+
+    @Test("a creation beside a concurrent detach of the same table: both finish, neither deadlocks")
+    func creationBesideADetach() async throws {
+        let fixture = try await StoreFixture.make()
+        try await TestDatabase.withPool(fixture.database) { admin in
+            // Each partition's creation rests a second after its table is made, before the attach.
+            try await admin.withConnection { connection in
+                try connection.execute(
+                    """
+                    CREATE FUNCTION rest_after_create() RETURNS event_trigger LANGUAGE plpgsql
+                    AS $$ BEGIN PERFORM pg_sleep(1); END $$
+                    """
+                )
+                try connection.execute(
+                    """
+                    CREATE EVENT TRIGGER rest_after_create ON ddl_command_end WHEN TAG IN ('CREATE TABLE')
+                    EXECUTE FUNCTION rest_after_create()
+                    """
+                )
+                try connection.execute("UPDATE log_partitioning SET partitions_ahead = 4")
+            }
+            let creation = Task {
+                try await admin.withTransaction { connection in
+                    try connection.execute("SELECT liveline_create_partitions('events')")
+                }
+            }
+            try await DatabaseWaits.waitUntil("the creation rests after making a table") {
+                try await admin.withConnection { connection in
+                    try connection.query(
+                        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'"
+                    ).single != nil
+                }
+            }
+            // Retirement's detach, meanwhile (the jobs run side by side): its second transaction
+            // waits for the creation's, which holds `events` through the new table's LIKE, and the
+            // creation's attach must not wait for the detach in turn.
+            try await admin.withConnection { connection in
+                try connection.execute("ALTER TABLE events DETACH PARTITION events_before_partitions CONCURRENTLY")
+            }
+            try await creation.value
+            #expect(try await Self.partitions(of: "events", admin).count >= 4)
         }
     }
 

@@ -443,12 +443,15 @@ struct RetentionTests {
                 logger: TestDatabase.logger,
                 metrics: metrics
             )
-            await maintenance.runOnce()
-            #expect(health.failure != nil)
-            #expect(try metrics.expectCounter("liveline_maintenance_failures_total").totalValue == 1)
+            await maintenance.applyRetention()
+            #expect(health.failure?.hasPrefix("retention: ") == true)
+            #expect(
+                try metrics.expectCounter("liveline_maintenance_failures_total", [("job", "retention")]).totalValue
+                    == 1
+            )
 
             try FileManager.default.removeItem(atPath: archive.path)
-            await maintenance.runOnce()
+            await maintenance.applyRetention()
             #expect(health.failure == nil)
             #expect(
                 try metrics.expectCounter("liveline_log_partitions_retired_total", [("table", "events")]).totalValue

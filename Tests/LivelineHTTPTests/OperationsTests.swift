@@ -51,12 +51,12 @@ struct OperationsTests {
         let health = MaintenanceHealth()
         try await APIFixture.run(maintenance: health) { api in
             #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
-            health.report(failure: "relation \"idempotency_keys\" does not exist")
+            health.report(.retention, failure: "relation \"idempotency_keys\" does not exist")
             let body = try await api.client(key: nil).getReadiness().ok.body.json
             #expect(body.status == "degraded")
             #expect(body.degraded?.map(\.code) == ["maintenance_failing"])
             #expect(body.degraded?.first?.detail.contains("idempotency_keys") == true)
-            health.report(failure: nil)
+            health.report(.retention, failure: nil)
             #expect(try await api.client(key: nil).getReadiness().ok.body.json.status == "ready")
         }
     }

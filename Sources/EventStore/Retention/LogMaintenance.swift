@@ -4,18 +4,24 @@ public import Logging
 public import Metrics
 public import ServiceLifecycle
 
-/// Keeps what the log holds within its windows, every `interval`: creates the log's partitions
-/// ahead of now, removes the idempotency keys older than `idempotencyWindow` (a retry after it
-/// is a new command), and — when a retention is set — archives and drops the partitions whose
-/// retention has passed (`EventStore.retirePartitions`). A failed run is an error in
-/// the log, counted, and a degradation of `/readyz` (through `health`) until a run succeeds; the
-/// next run is tried an `interval` later. Several servers may run it at once: each key is removed
-/// once. Run it as a `Service`.
+/// Keeps what the log holds within its windows, in two jobs that each run every `interval`:
+///
+/// - `partitions`: creates the log's partitions ahead of now (appends fail without the partition
+///   of their time) and reads the log's footprint (bytes by table, partitions ahead and behind);
+/// - `retention`: removes the idempotency keys older than `idempotencyWindow` (a retry after it
+///   is a new command) and — when a retention is set — archives and drops the partitions whose
+///   retention has passed (`EventStore.retirePartitions`).
+///
+/// The jobs run side by side, so that the partitions ahead never wait behind a retirement: one
+/// that archives a large partition at a quarter of the time may take longer than the partitions
+/// ahead last. A failed run is an error in the log, counted, and a degradation of `/readyz`
+/// (through `health`) until a run of the same job succeeds; it is tried again an `interval` later.
+/// Several servers may run it at once: each key is removed once. Run it as a `Service`.
 public struct LogMaintenance: Service {
     public struct Configuration: Sendable {
         /// How long an idempotency key is kept (24 hours by default, as Stripe keeps them).
         public var idempotencyWindow: Duration
-        /// How often maintenance runs.
+        /// How often each job runs.
         public var interval: Duration
         /// How many rows one transaction removes at most.
         public var batchSize: Int
@@ -49,8 +55,9 @@ public struct LogMaintenance: Service {
     /// - Parameter metrics: where `liveline_table_bytes{table}`, `liveline_log_partitions{when}`
     ///   (`ahead`, `behind`), `liveline_log_partitions_created_total`,
     ///   `liveline_idempotency_keys_expired_total`, `liveline_log_partitions_retired_total{table}`,
-    ///   `liveline_archived_bytes_total`, `liveline_maintenance_failures_total` and `liveline_maintenance_last_success_seconds` (the
-    ///   Unix time of the last run that succeeded) go.
+    ///   `liveline_archived_bytes_total`, `liveline_maintenance_failures_total{job}` and
+    ///   `liveline_maintenance_last_success_seconds{job}` (the Unix time of the job's last run that
+    ///   succeeded; `job` is `partitions` or `retention`) go.
     public init(
         store: EventStore,
         configuration: Configuration = .init(),
@@ -67,45 +74,66 @@ public struct LogMaintenance: Service {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                await runOnce()
-                try? await Task.sleep(for: configuration.interval)
+            await withDiscardingTaskGroup { group in
+                group.addTask { await repeatEveryInterval(keepPartitions) }
+                group.addTask { await repeatEveryInterval(applyRetention) }
             }
         }
     }
 
-    /// One run: everything past its window is removed, or the failure is reported.
-    func runOnce() async {
-        do {
+    private func repeatEveryInterval(_ job: () async -> Void) async {
+        while !Task.isCancelled {
+            await job()
+            try? await Task.sleep(for: configuration.interval)
+        }
+    }
+
+    /// One run of the `partitions` job: the partitions ahead are created, and the footprint read.
+    func keepPartitions() async {
+        await reporting(.partitions) {
             let created = try await store.createPartitions(workShare: configuration.creationWorkShare)
             Counter(label: "liveline_log_partitions_created_total", factory: metrics).increment(by: Int64(created))
             if created > 0 {
                 logger.info("log partitions created", metadata: ["partitions": "\(created)"])
             }
+            record(try await store.logFootprint())
+        }
+    }
+
+    /// One run of the `retention` job: everything past its window is removed.
+    func applyRetention() async {
+        await reporting(.retention) {
             let expired = try await store.expireIdempotencyKeys(
                 olderThan: configuration.idempotencyWindow,
                 batchSize: configuration.batchSize
             )
             Counter(label: "liveline_idempotency_keys_expired_total", factory: metrics).increment(by: Int64(expired))
-            if let policy = configuration.retention {
-                report(try await store.retirePartitions(policy) ?? [])
-            }
-            record(try await store.logFootprint())
-            Gauge(label: "liveline_maintenance_last_success_seconds", factory: metrics)
-                .record(Double(Timestamp.now().microsecondsSince1970) / 1e6)
             if expired > 0 {
                 logger.debug("idempotency keys expired", metadata: ["keys": "\(expired)"])
             }
-            health.report(failure: nil)
+            if let policy = configuration.retention {
+                report(try await store.retirePartitions(policy) ?? [])
+            }
+        }
+    }
+
+    /// Runs `work` as a run of `job`: its success is recorded, or its failure reported.
+    private func reporting(_ job: MaintenanceHealth.Job, _ work: () async throws -> Void) async {
+        let dimensions = [("job", job.rawValue)]
+        do {
+            try await work()
+            Gauge(label: "liveline_maintenance_last_success_seconds", dimensions: dimensions, factory: metrics)
+                .record(Double(Timestamp.now().microsecondsSince1970) / 1e6)
+            health.report(job, failure: nil)
         } catch {
             // Cancelled: the process stops (the pool may be shut down already); nothing to say.
             if Task.isCancelled { return }
-            Counter(label: "liveline_maintenance_failures_total", factory: metrics).increment()
+            Counter(label: "liveline_maintenance_failures_total", dimensions: dimensions, factory: metrics).increment()
             logger.error(
                 "log maintenance failed; trying again in \(configuration.interval)",
-                metadata: ["error": "\(String(reflecting: error))"]
+                metadata: ["job": "\(job.rawValue)", "error": "\(String(reflecting: error))"]
             )
-            health.report(failure: "\(error)")
+            health.report(job, failure: "\(error)")
         }
     }
 
