@@ -81,8 +81,6 @@ def sleep_until(moment):
     time.sleep(max(0.0, moment - time.monotonic()))
 
 
-
-
 def minute_range(minute):
     """The bounds of the minute `minute` minutes past FAR, as PostgreSQL reads them."""
     return tuple(f"{FAR + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}+00" for m in (minute, minute + 1))
