@@ -24,6 +24,7 @@
 #   - the p99 of a probe's updates (4 streams, each one update every 20 ms, scripts/lib/latency-probe.py) while a
 #     partition is detached or dropped within 5 ms of its p99 otherwise;
 #   - every retired partition was archived;
+#   - no response was a 5xx (the load's errors are its expected 409s);
 #   - once every activity is dismissed and the server runs again without retention,
 #     `liveline verify --archive` is clean over archives and live log, and they hold every event
 #     the server acknowledged (`liveline_events_appended_total`).
@@ -206,6 +207,9 @@ awk -v from="$last_third_from" '$1 >= from {x = $1 - from; n++; t += x; b += $2;
             100 * slope * (last - first) / (b / n), n
     }' "$DATA/sizes"
 echo "retired partitions without an archive: $(sql "SELECT count(*) FROM log_partitions WHERE retired_at IS NOT NULL AND archive IS NULL")"
+# The load's errors are its expected 409s (updates to activities the server ended); a 5xx is a fault.
+echo "responses 5xx since the server started, warm-up included: $(curl -sf "$BASE/metrics" |
+    awk '/^hb_requests\{/ && /http_response_status_code="5/ {n += $NF} END {printf "%d", n}') (target 0)"
 
 # Every activity dismissed, then no more retirement while verify reads, and nothing appended.
 for _ in $(seq 1 150); do
