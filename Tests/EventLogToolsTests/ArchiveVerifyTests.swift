@@ -1,12 +1,13 @@
 import ActivityLifecycle
 import CanonicalJSON
 import EventLogTools
-import EventStore
 import Foundation
 import LogArchive
 import Postgres
 import TestSupport
 import Testing
+
+@testable import EventStore
 
 @Suite("liveline verify --archive: archives and live log checked together")
 struct ArchiveVerifyTests {
@@ -101,7 +102,7 @@ struct ArchiveVerifyTests {
             )
             #expect(
                 tampered.archive?.problems == [
-                    "the archive of \(archive.partition) is not the one the database recorded when it retired it"
+                    "the archive of \(archive.partition) is not the one the database recorded when it archived it"
                 ]
             )
             try FileManager.default.removeItem(atPath: "\(folder.path)/\(archive.partition)")
@@ -113,6 +114,68 @@ struct ArchiveVerifyTests {
                     "partition \(archive.partition) was archived, but its archive is not in \(folder.path)"
                 ]
             )
+        }
+    }
+
+    @Test("a retirement stopped after its archive, before or after its detach: every event is counted once")
+    func stoppedRetirement() async throws {
+        let folder = ArchiveFolder(
+            path: FileManager.default.temporaryDirectory.appendingPathComponent("verify-\(UUID().uuidString)").path
+        )
+        try await Fixture.withStore { store, pool in
+            try await store.createApp(Self.app, AppSettings(bundleID: "b"), by: .commandLine)
+            try await store.execute(Self.request(), on: Self.stream("template"), at: Fixture.start)
+            try await store.execute(
+                .end(.init(dismissal: .immediate)),
+                on: Self.stream("template"),
+                at: Fixture.start + .seconds(1)
+            )
+            try await Self.appendToThePast("old", copying: "template", versions: [1, 2, 3], pool)
+            let verify = {
+                try await LogVerifier(store: store, now: Fixture.start + .seconds(60)).verify(archive: folder)
+            }
+            let all = try await verify().events
+            #expect(all == 6)
+
+            // A run that archived the partition of 2020 and stopped there: the live log still has it.
+            let partition: RetiringPartition = try await pool.withConnection { connection in
+                let now: PostgresTimestamp = try connection.query("SELECT now() AS now").single!.decode("now")
+                let asOf = Timestamp(now) + .seconds(3 * 86400)
+                let old: String = try connection.query(
+                    "SELECT tableoid::regclass::text AS name FROM events WHERE activity_id = 'old' LIMIT 1"
+                ).single!.decode("name")
+                _ = try PartitionRetirementQueries.settleLogPartitions(asOf: asOf, connection)
+                var found: RetiringPartition?
+                while found == nil,
+                    let next = try PartitionRetirementQueries.nextToRetire(
+                        retention: .seconds(86400),
+                        asOf: asOf,
+                        connection
+                    )
+                {
+                    if next.name == old {
+                        found = next
+                    } else {
+                        try PartitionRetirementQueries.markRetired(next, connection)
+                    }
+                }
+                let partition = try #require(found)
+                _ = try EventStore.archive(partition, into: folder, archivedAt: asOf, connection)
+                return partition
+            }
+            let archived = try await verify()
+            #expect(archived.archive?.problems == [])
+            #expect(archived.events == all)
+            #expect(archived.archive?.events == 0)
+
+            // Then detached, not yet dropped: its events are read from the archive.
+            try await pool.withConnection { try PartitionRetirementQueries.detach(partition, $0) }
+            let detached = try await verify()
+            #expect(detached.archive?.problems == [])
+            #expect(detached.events == all - 3)
+            #expect(detached.archive?.events == 3)
+            #expect(detached.archive?.archives == 1)
+            #expect(detached.findings.isEmpty)
         }
     }
 }

@@ -287,15 +287,7 @@ struct RetentionTests {
                 try PartitionRetirementQueries.markRetired(next, connection)
             }
             let found = try #require(partition)
-            let written = try archive.write(
-                .init(table: found.parent, partition: found.name, from: found.from, to: found.to),
-                archivedAt: "2026-01-01T00:00:00Z"
-            ) { try PartitionRetirementQueries.copy(found, connection, into: $0) }
-            try PartitionRetirementQueries.recordArchive(
-                String(decoding: try written.encoded(), as: UTF8.self),
-                of: found,
-                connection
-            )
+            let written = try EventStore.archive(found, into: archive, archivedAt: later, connection)
             try PartitionRetirementQueries.detach(found, connection)
             // And its first index dropped.
             let indexes = try PartitionRetirementQueries.indexes(of: found, connection)

@@ -1,12 +1,14 @@
 import EventStore
 import Postgres
 
-/// A partition of the log as the database records it: its times, whether it was retired, and
-/// the manifest of its archive if one was written.
+/// A partition of the log as the database records it: its times, whether `events` still reads
+/// it, whether it was retired, and the manifest of its archive if one was written.
 struct RecordedLogPartition: Sendable {
     let name: String
     let from: String
     let to: String
+    /// Attached to `events` (and not being detached): its rows are in the live log.
+    let live: Bool
     let retired: Bool
     /// The manifest's JSON text.
     let archive: String?
@@ -18,6 +20,9 @@ enum ArchiveQueries {
         try connection.query(
             """
             SELECT table_name, from_time::text AS from_time, to_time::text AS to_time,
+                EXISTS (SELECT FROM pg_inherits i
+                        WHERE i.inhrelid = to_regclass(quote_ident(table_name)) AND i.inhparent = 'events'::regclass
+                          AND NOT i.inhdetachpending) AS live,
                 retired_at IS NOT NULL AS retired, archive::text AS archive
             FROM log_partitions WHERE parent = 'events' ORDER BY to_time
             """
@@ -26,6 +31,7 @@ enum ArchiveQueries {
                 name: try row.decode("table_name"),
                 from: try row.decode("from_time"),
                 to: try row.decode("to_time"),
+                live: try row.decode("live"),
                 retired: try row.decode("retired"),
                 archive: try row.decode("archive")
             )

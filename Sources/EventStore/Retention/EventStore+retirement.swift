@@ -115,30 +115,7 @@ extension EventStore {
         if let folder = policy.archive, !partition.archived,
             try PartitionRetirementQueries.exists(partition, connection)
         {
-            let (first, last) =
-                partition.parent == "events"
-                ? try PartitionRetirementQueries.positions(of: partition, connection) : (nil, nil)
-            let written = try folder.write(
-                .init(
-                    table: partition.parent,
-                    partition: partition.name,
-                    from: partition.from,
-                    to: partition.to,
-                    firstPosition: first,
-                    lastPosition: last
-                ),
-                archivedAt: "\(archivedAt)",
-                pause: pacer.pause
-            ) { write in
-                // Rests between chunks, each a statement of its own: never while a snapshot is held.
-                try PartitionRetirementQueries.copy(partition, connection, into: write, pause: pacer.pause)
-            }
-            try PartitionRetirementQueries.recordArchive(
-                String(decoding: try written.encoded(), as: UTF8.self),
-                of: partition,
-                connection
-            )
-            manifest = written
+            manifest = try archive(partition, into: folder, archivedAt: archivedAt, pause: pacer.pause, connection)
         }
         // The detach and the drops each run alone, away from the archive's and the removal's
         // heavier statements (ADR 0032).
@@ -166,6 +143,41 @@ extension EventStore {
             archive: manifest,
             activitiesRemoved: removed
         )
+    }
+
+    /// Writes `partition`'s archive into `folder` (flushed, read back and checked) and records its
+    /// manifest: the first step of its retirement. Returns the manifest.
+    static func archive(
+        _ partition: RetiringPartition,
+        into folder: ArchiveFolder,
+        archivedAt: Timestamp,
+        pause: () throws -> Void = {},
+        _ connection: Connection
+    ) throws -> ArchiveManifest {
+        let (first, last) =
+            partition.parent == "events"
+            ? try PartitionRetirementQueries.positions(of: partition, connection) : (nil, nil)
+        let written = try folder.write(
+            .init(
+                table: partition.parent,
+                partition: partition.name,
+                from: partition.from,
+                to: partition.to,
+                firstPosition: first,
+                lastPosition: last
+            ),
+            archivedAt: "\(archivedAt)",
+            pause: pause
+        ) { write in
+            // Rests between chunks, each a statement of its own: never while a snapshot is held.
+            try PartitionRetirementQueries.copy(partition, connection, into: write, pause: pause)
+        }
+        try PartitionRetirementQueries.recordArchive(
+            String(decoding: try written.encoded(), as: UTF8.self),
+            of: partition,
+            connection
+        )
+        return written
     }
 
     private static func databaseNow(_ connection: Connection) throws -> Timestamp {
