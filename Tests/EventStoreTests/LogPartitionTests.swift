@@ -189,7 +189,7 @@ struct LogPartitionTests {
             try await admin.withConnection { connection in
                 try connection.execute("ALTER TABLE events DETACH PARTITION events_before_partitions CONCURRENTLY")
             }
-            try await creation.value
+            _ = try await creation.value
             #expect(try await Self.partitions(of: "events", admin).count >= 4)
         }
     }
