@@ -99,6 +99,10 @@ if [[ $STATEMENTS == 1 ]]; then
     sql "SELECT pg_reload_conf()" > /dev/null
 fi
 database_bytes() { sql "SELECT pg_database_size(current_database())"; }
+# The minutes of time the log holds: from the start of its oldest partition not retired to now.
+# The database's size is about this span times the rate, so a size that grows while the span
+# holds follows the rate (wrk runs at full speed, and this host's speed varies), not retirement.
+held_minutes() { sql "SELECT round(extract(epoch FROM now() - min(from_time)) / 60, 1) FROM log_partitions WHERE parent = 'events' AND retired_at IS NULL AND from_time > '2001-01-01'"; }
 # A duration as wrk prints it (850.00us, 12.34ms, 1.20s), in milliseconds.
 milliseconds() { awk -v d="$1" 'BEGIN {n = d + 0; if (d ~ /us$/) n /= 1000; else if (d ~ /[0-9]s$/ && d !~ /ms$/) n *= 1000; printf "%.2f", n}'; }
 accepted() { echo $(($(wrk_field "$1" requests) - $(wrk_field "$1" errors))); }
@@ -145,7 +149,7 @@ while true; do
 done
 SEGMENTS=$((MINUTES * 60 / SEGMENT))
 echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
-printf '%4s %10s %10s %8s %14s %9s %9s\n' run requests/s p99 errors "database bytes" retired archived
+printf '%4s %10s %10s %8s %14s %9s %9s %9s\n' run requests/s p99 errors "database bytes" retired archived "held (m)"
 [[ $STATEMENTS == 0 ]] || sql "SELECT pg_stat_statements_reset()" > /dev/null
 : > "$DATA/soak.rows"
 # Beside the load, the latency of updates while partitions are retired and otherwise.
@@ -158,9 +162,9 @@ for segment in $(seq 1 "$SEGMENTS"); do
     export ROUND="$segment"
     run_wrk soak "$CONNECTIONS" "$SEGMENT"
     read -r retired archived <<< "$(sql "SELECT count(retired_at), count(archive) FROM log_partitions" | tr '|' ' ')"
-    row="$segment $(wrk_field soak rate) $(milliseconds "$(wrk_field soak p99)") $(wrk_field soak errors) $(database_bytes) $retired $archived"
+    row="$segment $(wrk_field soak rate) $(milliseconds "$(wrk_field soak p99)") $(wrk_field soak errors) $(database_bytes) $retired $archived $(held_minutes)"
     echo "$row" >> "$DATA/soak.rows"
-    printf '%4s %10s %8sms %8s %14s %9s %9s\n' $row
+    printf '%4s %10s %8sms %8s %14s %9s %9s %9s\n' $row
     [[ $segment -ne $((SEGMENTS / 3)) ]] || table_bytes > "$DATA/tables.first-third"
     [[ $segment -ne $((SEGMENTS - SEGMENTS / 3)) ]] || last_third_from="$(date +%s.%N)"
 done
@@ -188,12 +192,13 @@ third=$((SEGMENTS / 3))
 awk -v third="$third" -v n="$SEGMENTS" '
     NR <= third {r1 += $2; p1 += $3}
     NR > n - third {r3 += $2; p3 += $3}
-    NR == n - third {start = $5}
-    NR == n {end = $5}
+    NR == n - third {start = $5; held_start = $8}
+    NR == n {end = $5; held_end = $8}
     END {
         r1 /= third; r3 /= third; p1 /= third; p3 /= third
         growth = 100 * (end - start) / end
         printf "database size, last third: %.1f %% from its first reading to its last\n", growth
+        printf "time the log holds, last third: %.1f → %.1f minutes (flat: retirement keeps pace, whatever the rate)\n", held_start, held_end
         printf "throughput, last third / first third: %.3f (%.0f / %.0f requests/s; target >= 0.95)\n", r3 / r1, r3, r1
         printf "p99, last third / first third: %.2f (%.1f / %.1f ms; target <= 1.2)\n", p3 / p1, p3, p1
     }' "$DATA/soak.rows"
