@@ -28,6 +28,16 @@ struct LogMaintenanceTests {
         )
     }
 
+    /// How many runs of `job` failed, as the metrics count them.
+    private static func failures(of job: String, _ metrics: TestMetrics) throws -> Int64 {
+        try metrics.expectCounter("liveline_maintenance_failures_total", [("job", job)]).totalValue
+    }
+
+    /// When a run of `job` last succeeded (Unix seconds), as the metrics say; 0 if none has.
+    private static func lastSuccess(of job: String, _ metrics: TestMetrics) throws -> Double {
+        try metrics.expectGauge("liveline_maintenance_last_success_seconds", [("job", job)]).lastValue ?? 0
+    }
+
     /// The days ahead of now up to which `events` has partitions.
     private static func daysAhead(_ admin: ConnectionPool) async throws -> Double {
         try await admin.withConnection { connection in
@@ -85,14 +95,8 @@ struct LogMaintenanceTests {
                 await maintenance.keepPartitions()
                 #expect(health.failure?.hasPrefix("retention: ") == true)
                 #expect(health.failure?.contains("created_at") == true)
-                #expect(
-                    try metrics.expectCounter("liveline_maintenance_failures_total", [("job", "retention")]).totalValue
-                        == 1
-                )
-                #expect(
-                    try metrics.expectGauge("liveline_maintenance_last_success_seconds", [("job", "partitions")])
-                        .lastValue ?? 0 > 0
-                )
+                #expect(try Self.failures(of: "retention", metrics) == 1)
+                #expect(try Self.lastSuccess(of: "partitions", metrics) > 0)
                 #expect(try metrics.expectGauge("liveline_table_bytes", [("table", "events")]).lastValue ?? 0 > 0)
                 #expect(try metrics.expectGauge("liveline_table_bytes", [("table", "deliveries")]).lastValue ?? 0 > 0)
                 #expect(try metrics.expectGauge("liveline_log_partitions", [("when", "ahead")]).lastValue ?? 0 >= 2)
@@ -103,20 +107,14 @@ struct LogMaintenanceTests {
                 await maintenance.keepPartitions()
                 #expect(health.failure?.contains("retention: ") == true)
                 #expect(health.failure?.contains("partitions: ") == true)
-                #expect(
-                    try metrics.expectCounter("liveline_maintenance_failures_total", [("job", "partitions")]).totalValue
-                        == 1
-                )
+                #expect(try Self.failures(of: "partitions", metrics) == 1)
 
                 try await admin.withConnection {
                     try $0.execute("ALTER TABLE idempotency_keys RENAME COLUMN created_away TO created_at")
                 }
                 await maintenance.applyRetention()
                 #expect(health.failure?.hasPrefix("partitions: ") == true)
-                #expect(
-                    try metrics.expectGauge("liveline_maintenance_last_success_seconds", [("job", "retention")])
-                        .lastValue ?? 0 > 0
-                )
+                #expect(try Self.lastSuccess(of: "retention", metrics) > 0)
 
                 try await admin.withConnection {
                     try $0.execute("ALTER TABLE partitioning_away RENAME TO log_partitioning")
