@@ -20,7 +20,11 @@
 # Then the targets of #40, each printed with its figure:
 #   - the database's size is flat: growth over the last third ≤ 5 % of its size (the trend of the size
 #     read every 5 s, a least-squares line, so that the sawtooth of retirement does not decide it);
-#   - throughput over the last third ≥ 0.95 × the first third, and p99 ≤ 1.2 × it;
+#   - throughput over the last third ≥ 0.95 × the first third, and p99 ≤ 1.2 × it; beside it, the
+#     CPU time per request of wrk, the server and PostgreSQL, and the machine's idle and stolen
+#     shares, each run and last third / first third. wrk's work per request does not depend on
+#     the server: if its CPU per request rises as much as the others', the host slowed this
+#     machine; if only the server's or PostgreSQL's rises, they do more work per request;
 #   - the p99 of a probe's updates (4 streams, each one update every 20 ms, scripts/lib/latency-probe.py) while a
 #     partition is detached or dropped within 5 ms of its p99 otherwise;
 #   - every retired partition was archived;
@@ -107,6 +111,14 @@ held_minutes() { sql "SELECT round(extract(epoch FROM now() - min(from_time)) / 
 milliseconds() { awk -v d="$1" 'BEGIN {n = d + 0; if (d ~ /us$/) n /= 1000; else if (d ~ /[0-9]s$/ && d !~ /ms$/) n *= 1000; printf "%.2f", n}'; }
 accepted() { echo $(($(wrk_field "$1" requests) - $(wrk_field "$1" errors))); }
 
+# The CPU time per request of the last run, in µs, of wrk, the server and PostgreSQL, and the
+# machine's idle and stolen shares: "wrk server postgres idle% steal%". wrk's work per request
+# does not depend on the server, so it is the control: if it rises with the others, the host
+# gave this machine less CPU, not the server more work.
+cpu_per_request() {
+    awk -v n="$(wrk_field soak requests)" '{printf "%.0f %.0f %.0f %s %s", 1e6 * $1 / n, 1e6 * $2 / n, 1e6 * $3 / n, $4, $5}' "$DATA/soak.cpu"
+}
+
 # The bytes of each table, its partitions, indexes and TOAST included: "table bytes" lines.
 table_bytes() {
     sql "SELECT coalesce(i.inhparent::regclass::text, c.oid::regclass::text), sum(pg_total_relation_size(c.oid))
@@ -149,7 +161,8 @@ while true; do
 done
 SEGMENTS=$((MINUTES * 60 / SEGMENT))
 echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
-printf '%4s %10s %10s %8s %14s %9s %9s %9s\n' run requests/s p99 errors "database bytes" retired archived "held (m)"
+printf '%4s %10s %10s %8s %14s %9s %9s %9s %21s %6s %6s %9s\n' run requests/s p99 errors "database bytes" retired archived "held (m)" \
+    "µs/request wrk srv pg" "idle%" steal% "dead rows"
 [[ $STATEMENTS == 0 ]] || sql "SELECT pg_stat_statements_reset()" > /dev/null
 : > "$DATA/soak.rows"
 # Beside the load, the latency of updates while partitions are retired and otherwise.
@@ -163,8 +176,9 @@ for segment in $(seq 1 "$SEGMENTS"); do
     run_wrk soak "$CONNECTIONS" "$SEGMENT"
     read -r retired archived <<< "$(sql "SELECT count(retired_at), count(archive) FROM log_partitions" | tr '|' ' ')"
     row="$segment $(wrk_field soak rate) $(milliseconds "$(wrk_field soak p99)") $(wrk_field soak errors) $(database_bytes) $retired $archived $(held_minutes)"
+    row="$row $(cpu_per_request) $(sql "SELECT sum(n_dead_tup) FROM pg_stat_user_tables")"
     echo "$row" >> "$DATA/soak.rows"
-    printf '%4s %10s %8sms %8s %14s %9s %9s %9s\n' $row
+    printf '%4s %10s %8sms %8s %14s %9s %9s %9s %7s %6s %6s %6s %6s %9s\n' $row
     [[ $segment -ne $((SEGMENTS / 3)) ]] || table_bytes > "$DATA/tables.first-third"
     [[ $segment -ne $((SEGMENTS - SEGMENTS / 3)) ]] || last_third_from="$(date +%s.%N)"
 done
@@ -190,8 +204,8 @@ cat "$DATA/probe.txt"
 
 third=$((SEGMENTS / 3))
 awk -v third="$third" -v n="$SEGMENTS" '
-    NR <= third {r1 += $2; p1 += $3}
-    NR > n - third {r3 += $2; p3 += $3}
+    NR <= third {r1 += $2; p1 += $3; w1 += $9; s1 += $10; g1 += $11; i1 += $12; t1 += $13}
+    NR > n - third {r3 += $2; p3 += $3; w3 += $9; s3 += $10; g3 += $11; i3 += $12; t3 += $13}
     NR == n - third {start = $5; held_start = $8}
     NR == n {end = $5; held_end = $8}
     END {
@@ -201,6 +215,8 @@ awk -v third="$third" -v n="$SEGMENTS" '
         printf "time the log holds, last third: %.1f → %.1f minutes (flat: retirement keeps pace, whatever the rate)\n", held_start, held_end
         printf "throughput, last third / first third: %.3f (%.0f / %.0f requests/s; target >= 0.95)\n", r3 / r1, r3, r1
         printf "p99, last third / first third: %.2f (%.1f / %.1f ms; target <= 1.2)\n", p3 / p1, p3, p1
+        printf "CPU per request, last third / first third: wrk %.3f (the control), server %.3f, PostgreSQL %.3f; idle %.1f → %.1f %%, steal %.1f → %.1f %%\n",
+            w3 / w1, s3 / s1, g3 / g1, i1 / third, i3 / third, t1 / third, t3 / third
     }' "$DATA/soak.rows"
 # The growth over the last third: the trend of the size read every 5 s (a least-squares line, so
 # that where the sawtooth of retirement stands at its two ends does not decide it), over the

@@ -132,18 +132,31 @@ postgres_ticks() {
     echo "$total"
 }
 
+# The machine's CPU ticks so far, all cores: "busy idle steal" (idle counts the time waiting for
+# I/O; steal is the time the host ran something else while this machine had work).
+machine_ticks() {
+    awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8, $5 + $6, $9}' /proc/stat
+}
+
 # measure_cpu FILE COMMAND...: runs COMMAND (the load tool) and writes to FILE the CPU time in
-# seconds that the tool, the server and PostgreSQL used meanwhile: "tool server postgres".
+# seconds that the tool, the server and PostgreSQL used meanwhile, and the shares of the
+# machine's CPU time that were idle and stolen: "tool server postgres idle% steal%".
 measure_cpu() {
-    local file="$1" server postgres status=0
+    local file="$1" server postgres machine busy idle steal status=0
     shift
     server=$(process_ticks "$SERVER")
     postgres=$(postgres_ticks)
+    machine="$(machine_ticks)"
     /usr/bin/time -f "%U %S" -o "$file.tool" "$@" || status=$?
     server=$(($(process_ticks "$SERVER") - server))
     postgres=$(($(postgres_ticks) - postgres))
+    read -r busy idle steal <<< "$(machine_ticks | awk -v before="$machine" \
+        'BEGIN {split(before, b, " ")} {print $1 - b[1], $2 - b[2], $3 - b[3]}')"
     awk -v server="$server" -v postgres="$postgres" -v tick="$(getconf CLK_TCK)" \
-        '{printf "%.2f %.2f %.2f\n", $(NF - 1) + $NF, server / tick, postgres / tick}' "$file.tool" > "$file"
+        -v busy="$busy" -v idle="$idle" -v steal="$steal" \
+        'BEGIN {all = busy + idle + steal; if (all == 0) all = 1}
+        {printf "%.2f %.2f %.2f %.1f %.1f\n", $(NF - 1) + $NF, server / tick, postgres / tick, 100 * idle / all, 100 * steal / all}' \
+        "$file.tool" > "$file"
     return $status
 }
 
