@@ -18,9 +18,14 @@ enum DevelopmentAPNs {
 
     /// Starts the local APNs on `host:port` (`0`: any free port); when `printing`, each push it
     /// accepts is printed as a device would receive it, and each broadcast as every device on its
-    /// channel would.
+    /// channel would. It keeps none of them: it may run for days.
     static func start(host: String = "127.0.0.1", port: Int = 0, printing: Bool = true) async throws -> LocalAPNs {
-        try await LocalAPNs.start(host: host, port: port, onAccept: printing ? Self.print : nil)
+        try await LocalAPNs.start(
+            host: host,
+            port: port,
+            keepingAccepted: false,
+            onAccept: printing ? Self.print : nil
+        )
     }
 
     @Sendable private static func print(_ accepted: LocalAPNs.Accepted) {

@@ -126,7 +126,7 @@ enum BroadcastCheck {
         }
         if let failure = LocalAPNs.plannedFailure(for: channelID, state: &state) { return failure }
         let id = requestID ?? UUID().uuidString.lowercased()
-        state.broadcasts.append(
+        state.accept(
             LocalAPNs.ReceivedBroadcast(
                 channelID: channelID,
                 bundleID: bundleID,

@@ -1,11 +1,17 @@
 extension LocalAPNs {
     /// Everything the local APNs knows, behind one lock.
     struct State {
+        /// Whether `received` and `broadcasts` keep what was accepted, for tests to read. A local
+        /// APNs that runs for days (`liveline dev`) hands each to `onAccept` only: kept, the pushes
+        /// of a day of load would fill the memory.
+        let keepsAccepted: Bool
         var keys: [String: RegisteredKey] = [:]
         var unregistered: [String: Int64] = [:]
         var failures: [PlannedFailure] = []
         var received: [ReceivedPush] = []
         var broadcasts: [ReceivedBroadcast] = []
+        /// What the request being answered was accepted as, if it was.
+        var accepted: Accepted?
         /// The channels of each app (bundle id), with their message storage policy (0 or 1).
         var channels: [String: [String: Int]] = [:]
         /// Apps whose broadcasts are refused `FeatureNotEnabled`.
@@ -14,6 +20,20 @@ extension LocalAPNs {
         var stalled = 0
         var connections: [Int: ConnectionRecord] = [:]
         private var connectionCount = 0
+
+        init(keepsAccepted: Bool) {
+            self.keepsAccepted = keepsAccepted
+        }
+
+        mutating func accept(_ push: ReceivedPush) {
+            accepted = .push(push)
+            if keepsAccepted { received.append(push) }
+        }
+
+        mutating func accept(_ broadcast: ReceivedBroadcast) {
+            accepted = .broadcast(broadcast)
+            if keepsAccepted { broadcasts.append(broadcast) }
+        }
 
         mutating func openConnection() -> Int {
             connectionCount += 1

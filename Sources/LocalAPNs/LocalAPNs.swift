@@ -13,7 +13,8 @@ import NIOSSL
 /// provider token against the registered key, its age, one team per connection, topic, push
 /// type, priority, expiration, `apns-id`, the token, the body and its `aps`) and answering with
 /// Apple's statuses and reasons; it also manages channels and takes broadcasts on them
-/// (`BroadcastCheck`). It keeps every push and broadcast it accepted, and can be told to fail.
+/// (`BroadcastCheck`). It keeps every push and broadcast it accepted (unless told not to, to run
+/// for days), and can be told to fail.
 public final class LocalAPNs: Sendable {
     /// A `.p8` key's public half, as registered with Apple, and the apps of its team.
     public struct RegisteredKey: Sendable {
@@ -86,12 +87,15 @@ public final class LocalAPNs: Sendable {
     /// Starts listening on `host:port` (`0`: any free port).
     /// - Parameters:
     ///   - clock: seconds since 1970, for the provider token's age.
+    ///   - keepingAccepted: whether `received` and `broadcasts` keep every push and broadcast
+    ///     accepted (tests read them); `false` for a server that runs for days.
     ///   - onAccept: called with each push and broadcast accepted (`liveline dev` prints them).
     public static func start(
         host: String = "127.0.0.1",
         port: Int = 0,
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
         logger: Logger = Logger(label: "liveline.local-apns"),
+        keepingAccepted: Bool = true,
         onAccept: (@Sendable (Accepted) -> Void)? = nil
     ) async throws -> LocalAPNs {
         let certificate = try SelfSignedCertificate()
@@ -102,7 +106,7 @@ public final class LocalAPNs: Sendable {
         tls.applicationProtocols = ["h2"]
         tls.minimumTLSVersion = .tlsv12
         let context = try NIOSSLContext(configuration: tls)
-        let state = NIOLockedValueBox(State())
+        let state = NIOLockedValueBox(State(keepsAccepted: keepingAccepted))
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -184,7 +188,8 @@ public final class LocalAPNs: Sendable {
         }
     }
 
-    /// Every push accepted so far, in the order they were answered.
+    /// Every push accepted so far, in the order they were answered (none when started without
+    /// `keepingAccepted`).
     public var received: [ReceivedPush] {
         state.withLockedValue { $0.received }
     }
@@ -194,7 +199,8 @@ public final class LocalAPNs: Sendable {
         received.filter { $0.deviceToken == deviceToken.lowercased() }
     }
 
-    /// Every broadcast accepted so far, in the order they were answered.
+    /// Every broadcast accepted so far, in the order they were answered (none when started
+    /// without `keepingAccepted`).
     public var broadcasts: [ReceivedBroadcast] {
         state.withLockedValue { $0.broadcasts }
     }

@@ -107,7 +107,7 @@ extension LocalAPNs {
         if let failure = plannedFailure(for: device, state: &state) { return failure }
 
         let id = apnsID ?? UUID().uuidString.lowercased()
-        state.received.append(
+        state.accept(
             ReceivedPush(
                 deviceToken: device,
                 topic: topic,

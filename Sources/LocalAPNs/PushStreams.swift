@@ -89,14 +89,8 @@ final class PushStreams: ChannelInboundHandler {
         )
         let now = clock()
         let (answer, accepted) = state.withLockedValue { state in
-            let (pushes, broadcasts) = (state.received.count, state.broadcasts.count)
-            let answer = LocalAPNs.answer(incomingRequest, on: connection, state: &state, now: now)
-            var accepted: LocalAPNs.Accepted? = nil
-            if state.received.count > pushes, let push = state.received.last { accepted = .push(push) }
-            if state.broadcasts.count > broadcasts, let broadcast = state.broadcasts.last {
-                accepted = .broadcast(broadcast)
-            }
-            return (answer, accepted)
+            defer { state.accepted = nil }
+            return (LocalAPNs.answer(incomingRequest, on: connection, state: &state, now: now), state.accepted)
         }
         respond(answer, on: streamID, context: context)
         if let accepted { onAccept?(accepted) }

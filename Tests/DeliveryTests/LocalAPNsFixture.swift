@@ -27,10 +27,16 @@ struct LocalAPNsFixture {
     /// Runs `body` with a fresh fixture and shuts it down after.
     static func run(
         requestTimeout: Duration = .seconds(5),
+        keepingAccepted: Bool = true,
+        onAccept: (@Sendable (LocalAPNs.Accepted) -> Void)? = nil,
         _ body: (LocalAPNsFixture) async throws -> Void
     ) async throws {
         let clock = TestClock()
-        let server = try await LocalAPNs.start(clock: { clock.now.epochSeconds })
+        let server = try await LocalAPNs.start(
+            clock: { clock.now.epochSeconds },
+            keepingAccepted: keepingAccepted,
+            onAccept: onAccept
+        )
         let key = P256.Signing.PrivateKey()
         server.register(teamID: teamID, keyID: keyID, publicKey: key.publicKey, bundleID: bundleID)
         var configuration = APNsConfiguration.local(

@@ -5,6 +5,7 @@ import Delivery
 import EventStore
 import Foundation
 import LocalAPNs
+import NIOConcurrencyHelpers
 import NIOHTTP1
 import Testing
 
@@ -199,6 +200,27 @@ import Testing
             }
             #expect(since == Timestamp(microsecondsSince1970: 1_799_999_000_123_000))
             #expect(APNsVerdict(response) == .invalidateToken(since: since))
+        }
+    }
+
+    @Test("a local APNs that runs for days (liveline dev) keeps none of the pushes it accepts, and hands each on")
+    func keepingNothing() async throws {
+        let handedOn = NIOLockedValueBox<[LocalAPNs.Accepted]>([])
+        let handOn: @Sendable (LocalAPNs.Accepted) -> Void = { accepted in
+            handedOn.withLockedValue { $0.append(accepted) }
+        }
+        try await LocalAPNsFixture.run(keepingAccepted: false, onAccept: handOn) { fixture in
+            for _ in 0..<3 {
+                let response = await fixture.client.send(LocalAPNsFixture.push(), with: fixture.credentials)
+                #expect(APNsVerdict(response) == .delivered)
+            }
+            #expect(fixture.server.received.isEmpty)
+            #expect(handedOn.withLockedValue { $0.count } == 3)
+            guard case .push(let push)? = handedOn.withLockedValue({ $0.last }) else {
+                Issue.record("expected a push handed on")
+                return
+            }
+            #expect(push.deviceToken == LocalAPNsFixture.token)
         }
     }
 }
