@@ -27,6 +27,10 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible,
     case databaseUnavailable(DatabaseFailure)
     /// The database refused or failed a statement, or no connection was free in time.
     case databaseFailure(DatabaseFailure)
+    /// A write found no partition of `table` for its time: the partitions ahead ran out, because
+    /// the job that creates them (`LogMaintenance`) has been failing or the clock jumped ahead.
+    /// Nothing was written; the same write succeeds once the job has created the partition.
+    case logPartitionMissing(table: String, DatabaseFailure)
 
     /// A database error at the store's boundary.
     init(_ error: PostgresError) {
@@ -35,7 +39,14 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible,
             message: error.message,
             details: error.debugDescription
         )
-        self = error.isConnectionFailure ? .databaseUnavailable(failure) : .databaseFailure(failure)
+        self =
+            if error.isConnectionFailure {
+                .databaseUnavailable(failure)
+            } else if error.isMissingPartition, let table = error.table {
+                .logPartitionMissing(table: table, failure)
+            } else {
+                .databaseFailure(failure)
+            }
     }
 
     /// `error` as the store's public API throws it: a database error becomes the store's.
@@ -76,12 +87,16 @@ public enum EventStoreError: Error, Hashable, Sendable, CustomStringConvertible,
                 + "set the secret it was stored under, or set the app's credentials again"
         case .databaseUnavailable(let failure), .databaseFailure(let failure):
             "\(failure.summary): \(failure.message)"
+        case .logPartitionMissing(let table, _):
+            "the log has no partition of \(table) for now: the partitions ahead ran out "
+                + "(is the maintenance job \"partitions\" failing? see /readyz)"
         }
     }
 
     public var debugDescription: String {
         switch self {
-        case .databaseUnavailable(let failure), .databaseFailure(let failure): failure.details
+        case .databaseUnavailable(let failure), .databaseFailure(let failure), .logPartitionMissing(_, let failure):
+            failure.details
         default: description
         }
     }

@@ -61,6 +61,8 @@ extension Problem {
             self = .appExists(app)
         case .databaseUnavailable:
             self = .databaseUnavailable
+        case .logPartitionMissing(let table, _):
+            self = .logPartitionMissing(table)
         case .unreadableRow, .replayInProgress, .corruptStream, .databaseFailure, .sealedUnderAnotherSecret:
             return nil
         }
@@ -220,6 +222,19 @@ extension Problem {
         code: "database_unavailable",
         detail: "The database is not reachable; nothing was changed. Retry shortly."
     )
+
+    /// The partitions ahead ran out. The maintenance job runs every minute: a client that
+    /// retries after 30 s lands after it at the latest a minute on, when it succeeds.
+    static func logPartitionMissing(_ table: String) -> Problem {
+        Problem(
+            .serviceUnavailable,
+            code: "log_partition_missing",
+            detail: "The log has no partition of \(table) for now, so nothing was written: the server's "
+                + "partition maintenance is behind (see /readyz). Retry shortly; the same Idempotency-Key is safe.",
+            details: ["table": .string(table)],
+            headers: [.retryAfter: "30"]
+        )
+    }
 
     static let internalError = Problem(
         .internalServerError,

@@ -13,10 +13,21 @@ import Postgres
 /// handlers, failures of the database — with a problem.
 /// An error it does not know is logged and answered 500 without its internals. A request
 /// refused because the database cannot be reached is counted in the outage, which is logged
-/// once, not once per request.
+/// once, not once per request; one refused because the log has no partition for now, in a
+/// line a minute at most.
 struct ProblemResponses: ServerMiddleware {
     let logger: Logger
     let outage: DatabaseOutage
+    private let missingPartitions: RefusalLog
+
+    init(logger: Logger, outage: DatabaseOutage) {
+        self.logger = logger
+        self.outage = outage
+        self.missingPartitions = RefusalLog(
+            logger: logger,
+            message: "requests are refused: the log has no partition for now (the partitions ahead ran out)"
+        )
+    }
 
     func intercept(
         _ request: HTTPRequest,
@@ -45,6 +56,9 @@ struct ProblemResponses: ServerMiddleware {
         case EventStoreError.databaseUnavailable(let failure):
             outage.refused(failure.details)
             return .databaseUnavailable
+        case EventStoreError.logPartitionMissing(let table, let failure):
+            missingPartitions.refused(failure.details)
+            return .logPartitionMissing(table)
         case let storeError as EventStoreError:
             if let problem = Problem(storeError) { return problem }
         case let channelError as ChannelManagementError:

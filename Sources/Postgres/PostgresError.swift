@@ -59,6 +59,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     /// A unique constraint was violated (SQLSTATE 23505).
     public var isUniqueViolation: Bool { sqlState == .uniqueViolation }
 
+    /// A row was written to a partitioned table that has no partition for it: PostgreSQL's "no
+    /// partition of relation … found for row" (23514 naming a table but no constraint, where a
+    /// CHECK constraint's violation names its constraint). `table` is the partitioned table.
+    public var isMissingPartition: Bool {
+        sqlState == .checkViolation && constraint == nil && table != nil
+    }
+
     /// The transaction lost a serialization race (40001) or a deadlock (40P01); retrying it may succeed.
     public var isSerializationFailure: Bool {
         sqlState == .serializationFailure || sqlState == .deadlockDetected

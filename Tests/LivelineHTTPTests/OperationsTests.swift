@@ -4,12 +4,15 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import OpenAPIRuntime
+import Postgres
 import TestSupport
 import Testing
 
 @testable import Delivery
 @testable import EventStore
+@testable import LivelineHTTP
 
 @Suite("Operations: health, readiness, metrics and the OpenAPI document over real HTTP")
 struct OperationsTests {
@@ -109,6 +112,72 @@ struct OperationsTests {
             #expect(response.status == .serviceUnavailable)
             #expect(try problem(response).code == "database_unavailable")
         }
+    }
+
+    @Test(
+        "A write answers 503 log_partition_missing with Retry-After, writing nothing, while the log has no partition for now; once there, the retry succeeds"
+    )
+    func writeWithoutPartition() async throws {
+        let database = try await TestDatabase.makeMigrated()
+        // The partition of `events` that holds now, taken away as if the partitions ahead had run
+        // out: the statement that puts it back.
+        let reattach = try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection { connection -> String in
+                let row = try #require(
+                    try connection.query(
+                        """
+                        SELECT format('ALTER TABLE events ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+                            table_name, from_time, to_time) AS reattach, table_name
+                        FROM log_partitions WHERE parent = 'events' AND from_time <= now() AND now() < to_time
+                        """
+                    ).single
+                )
+                let name: String = try row.decode("table_name")
+                try connection.execute("ALTER TABLE events DETACH PARTITION \(identifier: name)")
+                return try row.decode("reattach")
+            }
+        }
+        try await APIFixture.run(database: database) { api in
+            let app = try await api.makeApp()
+            let request = Array(
+                #"{"activityId":"o1","activityType":"delivery","attributes":{},"contentState":{}}"#.utf8
+            )
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "request-o1"]
+            let refused = try await api.send(.post, "/v1/activities", key: app.key.key, headers: key, body: request)
+            #expect(refused.status == .serviceUnavailable)
+            #expect(refused.headers[.retryAfter] == "30")
+            let answer = try problem(refused)
+            #expect(answer.code == "log_partition_missing")
+            #expect(answer.detail.contains("no partition of events"))
+            let read = try await api.send(.get, "/v1/activities/o1", key: app.key.key)
+            #expect(read.status == .notFound)
+
+            try await TestDatabase.withPool(database) { pool in
+                try await pool.withConnection { connection in
+                    try connection.execute(PostgresQuery(stringLiteral: reattach))
+                }
+            }
+            let retried = try await api.send(.post, "/v1/activities", key: app.key.key, headers: key, body: request)
+            #expect(retried.status == .created)
+        }
+    }
+
+    @Test(
+        "a failure that refuses requests by the thousand is logged at once, then a line an interval at most, counting"
+    )
+    func refusalsLoggedSparingly() async throws {
+        let recorder = LogRecorder()
+        let log = RefusalLog(
+            logger: recorder.logger(label: "test"),
+            message: "refused",
+            interval: .milliseconds(300)
+        )
+        for _ in 0..<3 { log.refused("no partition") }
+        #expect(recorder.lines.count == 1)
+        try await Task.sleep(for: .milliseconds(400))
+        log.refused("no partition")
+        #expect(recorder.lines.count == 2)
+        #expect(recorder.lines.last?.contains(#/refused_since_last_line"?: "?2\b/#) == true)
     }
 
     @Test("/openapi.yaml serves the document the server and this client were generated from")
