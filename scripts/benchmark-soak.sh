@@ -24,7 +24,9 @@
 #     CPU time per request of wrk, the server and PostgreSQL, and the machine's idle and stolen
 #     shares, each run and last third / first third. wrk's work per request does not depend on
 #     the server: if its CPU per request rises as much as the others', the host slowed this
-#     machine; if only the server's or PostgreSQL's rises, they do more work per request;
+#     machine; if only the server's or PostgreSQL's rises, they do more work per request; and
+#     the server's resident memory after each run, which holds still when nothing leaks; and the
+#     host's speed, the CPU time of a fixed computation between runs (this VM reports no steal);
 #   - the p99 of a probe's updates (4 streams, each one update every 20 ms, scripts/lib/latency-probe.py) while a
 #     partition is detached or dropped within 5 ms of its p99 otherwise;
 #   - every retired partition was archived;
@@ -119,6 +121,24 @@ cpu_per_request() {
     awk -v n="$(wrk_field soak requests)" '{printf "%.0f %.0f %.0f %s %s", 1e6 * $1 / n, 1e6 * $2 / n, 1e6 * $3 / n, $4, $5}' "$DATA/soak.cpu"
 }
 
+# The server's resident memory, in MB: it holds still under load unless something keeps what
+# it should let go (the local APNs of `liveline dev` kept every push until `keepingAccepted`).
+server_megabytes() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$SERVER/status"; }
+
+# The host's speed: the CPU time, in ms, of a fixed computation (the least of three), run
+# between two runs. It counts only its own CPU time, so it rises when the host gives this
+# machine slower CPU (a busy neighbour, a lower clock), which this VM does not report as steal.
+host_milliseconds() {
+    python3 -c '
+import time
+def once():
+    start = time.process_time()
+    total = 0
+    for i in range(2_000_000): total += i
+    return time.process_time() - start
+print(round(1000 * min(once() for _ in range(3))))'
+}
+
 # The bytes of each table, its partitions, indexes and TOAST included: "table bytes" lines.
 table_bytes() {
     sql "SELECT coalesce(i.inhparent::regclass::text, c.oid::regclass::text), sum(pg_total_relation_size(c.oid))
@@ -161,8 +181,8 @@ while true; do
 done
 SEGMENTS=$((MINUTES * 60 / SEGMENT))
 echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
-printf '%4s %10s %10s %8s %14s %9s %9s %9s %21s %6s %6s %9s\n' run requests/s p99 errors "database bytes" retired archived "held (m)" \
-    "µs/request wrk srv pg" "idle%" steal% "dead rows"
+printf '%4s %10s %10s %8s %14s %9s %9s %9s %21s %6s %6s %9s %10s %8s\n' run requests/s p99 errors "database bytes" retired archived "held (m)" \
+    "µs/request wrk srv pg" "idle%" steal% "dead rows" "server MB" "host ms"
 [[ $STATEMENTS == 0 ]] || sql "SELECT pg_stat_statements_reset()" > /dev/null
 : > "$DATA/soak.rows"
 # Beside the load, the latency of updates while partitions are retired and otherwise.
@@ -174,11 +194,12 @@ SIZES=$!
 for segment in $(seq 1 "$SEGMENTS"); do
     export ROUND="$segment"
     run_wrk soak "$CONNECTIONS" "$SEGMENT"
+    host="$(host_milliseconds)"
     read -r retired archived <<< "$(sql "SELECT count(retired_at), count(archive) FROM log_partitions" | tr '|' ' ')"
     row="$segment $(wrk_field soak rate) $(milliseconds "$(wrk_field soak p99)") $(wrk_field soak errors) $(database_bytes) $retired $archived $(held_minutes)"
-    row="$row $(cpu_per_request) $(sql "SELECT sum(n_dead_tup) FROM pg_stat_user_tables")"
+    row="$row $(cpu_per_request) $(sql "SELECT sum(n_dead_tup) FROM pg_stat_user_tables") $(server_megabytes) $host"
     echo "$row" >> "$DATA/soak.rows"
-    printf '%4s %10s %8sms %8s %14s %9s %9s %9s %7s %6s %6s %6s %6s %9s\n' $row
+    printf '%4s %10s %8sms %8s %14s %9s %9s %9s %7s %6s %6s %6s %6s %9s %10s %8s\n' $row
     [[ $segment -ne $((SEGMENTS / 3)) ]] || table_bytes > "$DATA/tables.first-third"
     [[ $segment -ne $((SEGMENTS - SEGMENTS / 3)) ]] || last_third_from="$(date +%s.%N)"
 done
@@ -204,10 +225,11 @@ cat "$DATA/probe.txt"
 
 third=$((SEGMENTS / 3))
 awk -v third="$third" -v n="$SEGMENTS" '
-    NR <= third {r1 += $2; p1 += $3; w1 += $9; s1 += $10; g1 += $11; i1 += $12; t1 += $13}
-    NR > n - third {r3 += $2; p3 += $3; w3 += $9; s3 += $10; g3 += $11; i3 += $12; t3 += $13}
+    NR <= third {r1 += $2; p1 += $3; w1 += $9; s1 += $10; g1 += $11; i1 += $12; t1 += $13; h1 += $16}
+    NR > n - third {r3 += $2; p3 += $3; w3 += $9; s3 += $10; g3 += $11; i3 += $12; t3 += $13; h3 += $16}
     NR == n - third {start = $5; held_start = $8}
-    NR == n {end = $5; held_end = $8}
+    NR == n {end = $5; held_end = $8; memory_end = $15}
+    NR == 1 {memory_start = $15}
     END {
         r1 /= third; r3 /= third; p1 /= third; p3 /= third
         growth = 100 * (end - start) / end
@@ -215,6 +237,8 @@ awk -v third="$third" -v n="$SEGMENTS" '
         printf "time the log holds, last third: %.1f → %.1f minutes (flat: retirement keeps pace, whatever the rate)\n", held_start, held_end
         printf "throughput, last third / first third: %.3f (%.0f / %.0f requests/s; target >= 0.95)\n", r3 / r1, r3, r1
         printf "p99, last third / first third: %.2f (%.1f / %.1f ms; target <= 1.2)\n", p3 / p1, p3, p1
+        printf "host speed, last third / first third: %.3f (the CPU time of a fixed computation, %.0f / %.0f ms: above 1, the host was slower)\n", h3 / h1, h3 / third, h1 / third
+        printf "server memory: %d MB after the first run, %d MB after the last\n", memory_start, memory_end
         printf "CPU per request, last third / first third: wrk %.3f (the control), server %.3f, PostgreSQL %.3f; idle %.1f → %.1f %%, steal %.1f → %.1f %%\n",
             w3 / w1, s3 / s1, g3 / g1, i1 / third, i3 / third, t1 / third, t3 / third
     }' "$DATA/soak.rows"
