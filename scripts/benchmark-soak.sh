@@ -225,8 +225,8 @@ cat "$DATA/probe.txt"
 
 third=$((SEGMENTS / 3))
 awk -v third="$third" -v n="$SEGMENTS" '
-    NR <= third {r1 += $2; p1 += $3; w1 += $9; s1 += $10; g1 += $11; i1 += $12; t1 += $13; h1 += $16}
-    NR > n - third {r3 += $2; p3 += $3; w3 += $9; s3 += $10; g3 += $11; i3 += $12; t3 += $13; h3 += $16}
+    NR <= third {r1 += $2; p1 += $3; w1 += $9; s1 += $10; g1 += $11; i1 += $12; t1 += $13; h1 += $16; e1 += ($10 + $11) / $9}
+    NR > n - third {r3 += $2; p3 += $3; w3 += $9; s3 += $10; g3 += $11; i3 += $12; t3 += $13; h3 += $16; e3 += ($10 + $11) / $9}
     NR == n - third {start = $5; held_start = $8}
     NR == n {end = $5; held_end = $8; memory_end = $15}
     NR == 1 {memory_start = $15}
@@ -241,6 +241,8 @@ awk -v third="$third" -v n="$SEGMENTS" '
         printf "server memory: %d MB after the first run, %d MB after the last\n", memory_start, memory_end
         printf "CPU per request, last third / first third: wrk %.3f (the control), server %.3f, PostgreSQL %.3f; idle %.1f → %.1f %%, steal %.1f → %.1f %%\n",
             w3 / w1, s3 / s1, g3 / g1, i1 / third, i3 / third, t1 / third, t3 / third
+        printf "CPU per request of the server and PostgreSQL relative to wrk, last third / first third: %.3f (%.1f / %.1f; above 1, they do more per request as the log ages, whatever the host)\n",
+            e3 / e1, e3 / third, e1 / third
     }' "$DATA/soak.rows"
 # The growth over the last third: the trend of the size read every 5 s (a least-squares line, so
 # that where the sawtooth of retirement stands at its two ends does not decide it), over the
