@@ -223,8 +223,8 @@ extension Problem {
         detail: "The database is not reachable; nothing was changed. Retry shortly."
     )
 
-    /// The partitions ahead ran out. The maintenance job runs every minute: a client that
-    /// retries after 30 s lands after it at the latest a minute on, when it succeeds.
+    /// The partitions ahead ran out. The job that creates them runs every minute, so a retry
+    /// every 30 s succeeds within a minute of the job's first success.
     static func logPartitionMissing(_ table: String) -> Problem {
         Problem(
             .serviceUnavailable,
