@@ -77,6 +77,61 @@ struct BatchTests {
         }
     }
 
+    /// Runs `commands` through `store`'s one writer as one batch: they queue, in this order, while
+    /// the writer runs `waiting` and waits for its idempotency key (`name`), which `admin` holds;
+    /// returns their answers, in order.
+    private static func asOneBatch(
+        _ commands: [(command: Command, stream: StreamID, expectedVersion: Int?)],
+        named name: String,
+        after waiting: (command: Command, stream: StreamID),
+        _ fixture: StoreFixture,
+        _ store: EventStore,
+        _ admin: ConnectionPool
+    ) async throws -> [String] {
+        let (pids, held) = await DatabaseWaits.hold(
+            [
+                (
+                    "key",
+                    {
+                        try $0.execute(
+                            """
+                            INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
+                            VALUES (\(fixture.app.rawValue), \(name), \([UInt8]([0])), 'held', '{}')
+                            """
+                        )
+                    }
+                )
+            ],
+            on: admin
+        )
+        let waited = Task {
+            try await store.execute(
+                waiting.command,
+                on: waiting.stream,
+                at: fixture.now,
+                idempotency: IdempotencyKey(key: name, requestDigest: [1])
+            )
+        }
+        _ = try await DatabaseWaits.writerWaitingForALock(admin)
+        var answers: [Task<String, Never>] = []
+        for (index, (command, stream, expectedVersion)) in commands.enumerated() {
+            answers.append(
+                Task {
+                    await answer {
+                        try await store.execute(command, on: stream, at: fixture.now, expectedVersion: expectedVersion)
+                    }
+                }
+            )
+            try await DatabaseWaits.waitUntil("the command queues") { store.commands.queuedCount == index + 1 }
+        }
+        try await DatabaseWaits.terminate(pids["key"]!, admin)
+        await held.value
+        #expect(try await waited.value.accepted != nil)
+        var results: [String] = []
+        for answer in answers { results.append(await answer.value) }
+        return results
+    }
+
     @Test("commands of many activities in shared batches get what each would have got alone, and write the same log")
     func batchedAsAlone() async throws {
         let activities = (0..<16).map { "mixed-\($0)" }
@@ -180,57 +235,15 @@ struct BatchTests {
         )
         try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { admin in
             try await fixture.withStore(writers: 1) { store in
-                /// Requests of `devices`, queued in this order while the writer waits for a key
-                /// that `admin` holds, so that they form its next batch; their answers, in order.
                 func openTogether(_ name: String, on devices: [String]) async throws -> [String] {
-                    let (pids, held) = await DatabaseWaits.hold(
-                        [
-                            (
-                                "key",
-                                {
-                                    try $0.execute(
-                                        """
-                                        INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
-                                        VALUES (\(fixture.app.rawValue), \(name), \([UInt8]([0])), 'held', '{}')
-                                        """
-                                    )
-                                }
-                            )
-                        ],
-                        on: admin
+                    try await Self.asOneBatch(
+                        devices.enumerated().map { (requestCommand(device: $1), fixture.stream("\(name)-\($0)"), nil) },
+                        named: name,
+                        after: (requestCommand(), fixture.stream("\(name)-waiting")),
+                        fixture,
+                        store,
+                        admin
                     )
-                    let waiting = Task {
-                        try await store.execute(
-                            requestCommand(),
-                            on: fixture.stream("\(name)-waiting"),
-                            at: fixture.now,
-                            idempotency: IdempotencyKey(key: name, requestDigest: [1])
-                        )
-                    }
-                    _ = try await DatabaseWaits.writerWaitingForALock(admin)
-                    var requests: [Task<String, Never>] = []
-                    for (index, device) in devices.enumerated() {
-                        requests.append(
-                            Task {
-                                await Self.answer {
-                                    try await store.execute(
-                                        requestCommand(device: device),
-                                        on: fixture.stream("\(name)-\(index)"),
-                                        at: fixture.now
-                                    )
-                                }
-                            }
-                        )
-                        try await DatabaseWaits.waitUntil("the request queues") {
-                            store.commands.queuedCount == index + 1
-                        }
-                    }
-                    try await DatabaseWaits.terminate(pids["key"]!, admin)
-                    await held.value
-                    #expect(try await waiting.value.accepted?.activity.version == 1)
-                    var answers: [String] = []
-                    for request in requests { answers.append(await request.value) }
-                    return answers
                 }
 
                 let accepted = "accepted v1 [\"activity.requested\"]"
@@ -278,6 +291,126 @@ struct BatchTests {
                 ]
             )
         }
+    }
+
+    @Test(
+        "closings of one batch free their stripes and devices and retire a lowered cap's excess first, exactly as one after the other would; a refused one frees nothing"
+    )
+    func closingsOfOneBatch() async throws {
+        let fixture = try await StoreFixture.make(
+            settings: AppSettings(bundleID: "b", maxOpen: 16, maxOpenPerDevice: 8)
+        )
+        try await TestDatabase.withPool(fixture.database, maximumConnections: 2) { admin in
+            try await fixture.withStore(writers: 1) { store in
+                try await store.setGlobalMaxOpen(16, by: .commandLine)
+                for index in 0..<12 {
+                    let stream = fixture.stream("c\(index)")
+                    let opened = try await store.execute(
+                        requestCommand(device: "phone-\(index % 3)"),
+                        on: stream,
+                        at: fixture.now
+                    )
+                    #expect(opened.accepted != nil)
+                }
+                // 12 open: 4 above the app's new cap, 2 above the service's.
+                try await store.updateApp(
+                    fixture.app,
+                    AppSettings(bundleID: "b", maxOpen: 8, maxOpenPerDevice: 8),
+                    by: .commandLine
+                )
+                try await store.setGlobalMaxOpen(10, by: .commandLine)
+                let (before, holders) = try await CapRows.read(admin)
+                #expect(before.appExcess == 4 && before.serviceExcess == 2)
+
+                let end = Command.end(.init(dismissal: .immediate))
+                let closing = ["c0", "c1", "c2", "c3", "c4", "c5"]
+                let answers = try await Self.asOneBatch(
+                    [
+                        (end, fixture.stream("c0"), nil), (updateCommand(2), fixture.stream("c6"), nil),
+                        (end, fixture.stream("c1"), nil), (end, fixture.stream("c7"), 5),
+                        (end, fixture.stream("c2"), nil), (end, fixture.stream("c3"), nil),
+                        (end, fixture.stream("c4"), nil), (end, fixture.stream("c5"), nil),
+                    ],
+                    named: "closes",
+                    after: (updateCommand(2), fixture.stream("c11")),
+                    fixture,
+                    store,
+                    admin
+                )
+                let closed = "accepted v3 [\"activity.ended\", \"activity.dismissed\"]"
+                let conflict = "failed: \(EventStoreError.versionConflict(expected: 5, actual: 1))"
+                #expect(
+                    answers == [
+                        closed, "accepted v2 [\"activity.updated\"]", closed, conflict, closed, closed, closed, closed,
+                    ]
+                )
+
+                // As closings one after the other, in command order, would leave them.
+                var expected = before
+                for activity in closing { expected.close(holders[activity]!) }
+                #expect(try await CapRows.read(admin).counts == expected)
+                let transactions: Int = try await admin.withConnection { connection in
+                    try connection.query(
+                        "SELECT count(DISTINCT transaction_id) FROM events WHERE version > 1 AND activity_id <> 'c11'"
+                    ).single!.decode(0)
+                }
+                #expect(transactions == 1)
+            }
+        }
+    }
+
+    @Test(
+        "batches that open, update and close update every row they lock in the transaction that locked it: no version of a stripe, a device's count or an activity carries a multixact"
+    )
+    func noMultixacts() async throws {
+        let fixture = try await StoreFixture.make(
+            settings: AppSettings(bundleID: "b", maxOpen: 1_000, maxOpenPerDevice: 100)
+        )
+        try await fixture.withStore(connections: 4, writers: 2) { store in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<64 {
+                    group.addTask {
+                        let stream = fixture.stream("m\(index)")
+                        _ = try await store.execute(
+                            requestCommand(device: "phone-\(index % 4)"),
+                            on: stream,
+                            at: fixture.now
+                        )
+                        _ = try await store.execute(updateCommand(2), on: stream, at: fixture.now)
+                        _ = try await store.execute(.end(.init(dismissal: .immediate)), on: stream, at: fixture.now)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        let (batched, multixacts): (Int, [String]) = try await TestDatabase.withPool(fixture.database) { pool in
+            try await pool.withConnection { connection in
+                try connection.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+                let batched: Int = try connection.query(
+                    """
+                    SELECT count(*) FROM (SELECT transaction_id FROM events GROUP BY transaction_id
+                        HAVING count(*) FILTER (WHERE type = 'activity.ended') > 0 AND count(*) > 1) AS b
+                    """
+                ).single!.decode(0)
+                // Every row version on every page, the dead ones too (`xmax` of a multixact has
+                // the flag HEAP_XMAX_IS_MULTI, 0x1000, in its infomask).
+                let multixacts: [String] = try connection.query(
+                    """
+                    SELECT t.name || ' ' || count(*) FROM unnest(ARRAY['app_open_stripes', 'global_open_stripes',
+                            'device_open_counts', 'activities']) AS t(name),
+                        generate_series(0, pg_relation_size(t.name::regclass) / current_setting('block_size')::bigint - 1)
+                            AS p(page),
+                        heap_page_items(get_raw_page(t.name, p.page::integer)) AS h
+                    WHERE h.t_infomask & 4096 <> 0
+                    GROUP BY t.name ORDER BY t.name
+                    """
+                ).map { try $0.decode(0) }
+                return (batched, multixacts)
+            }
+        }
+        // Closings went in batches with other commands.
+        #expect(batched > 0)
+        #expect(multixacts == [])
     }
 
     @Test("a cap race through batches admits exactly the cap and records each refusal once, retries replayed")
@@ -581,5 +714,79 @@ struct BatchTests {
             }
         }
         #expect(counts == [3, 3, 3])
+    }
+}
+
+/// The rows that count open activities: each stripe's count and share, each device's count, and
+/// the excesses a lowered cap left.
+private struct CapCounts: Equatable {
+    struct Share: Equatable {
+        var open: Int
+        var capacity: Int
+    }
+
+    /// Where an open activity is counted.
+    struct Holder {
+        let appStripe: Int
+        let globalStripe: Int
+        let device: String
+    }
+
+    var app: [Int: Share] = [:]
+    var global: [Int: Share] = [:]
+    var devices: [String: Int] = [:]
+    var appExcess = 0
+    var serviceExcess = 0
+
+    /// What closing an activity held by `holder` does, by the rule a lone closing follows: it
+    /// frees its stripes and its device, and while a cap leaves excess it retires one unit of it,
+    /// with its stripe's share, instead of making room.
+    mutating func close(_ holder: Holder) {
+        app[holder.appStripe]!.open -= 1
+        if appExcess > 0 {
+            appExcess -= 1
+            app[holder.appStripe]!.capacity -= 1
+        }
+        devices[holder.device]! -= 1
+        global[holder.globalStripe]!.open -= 1
+        if serviceExcess > 0 {
+            serviceExcess -= 1
+            global[holder.globalStripe]!.capacity -= 1
+        }
+    }
+}
+
+private enum CapRows {
+    /// The counts of the database's one app, and where each open activity is counted.
+    static func read(_ pool: ConnectionPool) async throws -> (counts: CapCounts, holders: [String: CapCounts.Holder]) {
+        try await pool.withConnection { connection in
+            var counts = CapCounts()
+            for row in try connection.query("SELECT stripe::integer, open, capacity FROM app_open_stripes") {
+                counts.app[try row.decode(0)] = CapCounts.Share(open: try row.decode(1), capacity: try row.decode(2))
+            }
+            for row in try connection.query("SELECT stripe::integer, open, capacity FROM global_open_stripes") {
+                counts.global[try row.decode(0)] = CapCounts.Share(open: try row.decode(1), capacity: try row.decode(2))
+            }
+            for row in try connection.query("SELECT device_id, open FROM device_open_counts") {
+                counts.devices[try row.decode(0)] = try row.decode(1)
+            }
+            counts.appExcess = try connection.query("SELECT open_excess FROM apps").single!.decode(0)
+            counts.serviceExcess = try connection.query("SELECT open_excess FROM service_limits").single!.decode(0)
+            var holders: [String: CapCounts.Holder] = [:]
+            let rows = try connection.query(
+                """
+                SELECT activity_id::text, app_stripe::integer, global_stripe::integer, device_id FROM activities
+                WHERE app_stripe IS NOT NULL
+                """
+            )
+            for row in rows {
+                holders[try row.decode(0)] = CapCounts.Holder(
+                    appStripe: try row.decode(1),
+                    globalStripe: try row.decode(2),
+                    device: try row.decode(3)
+                )
+            }
+            return (counts, holders)
+        }
     }
 }

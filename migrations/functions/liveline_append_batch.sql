@@ -1,16 +1,21 @@
--- Appends a batch of commands in one statement: plain appends written together; openings
--- admitted together when they all fit, else one by one by `liveline_admit_opening`, and written
--- together; closings (and a lone opening) through `liveline_append`; the commands refused before
--- the append recorded with their idempotency keys. Returns, per command in order, its first
--- position or what refused it.
+-- Appends a batch of commands in one statement: the appends to existing activities (closings
+-- among them) written together, the closings' stripes freed together; openings admitted together
+-- when they all fit, else one by one by `liveline_admit_opening`, and written together; the
+-- commands refused before the append recorded with their idempotency keys. Returns, per command
+-- in order, its first position or what refused it.
 --
 -- Its steps are functions of their own (`liveline_batch_*`), each saying what it does and why.
 -- Concurrent batches must not wait for each other in a cycle, so a batch takes every lock it may
 -- wait for first, each kind sorted, in an order all batches and single commands share: the
 -- activities and keys it creates (`lock_keys`), the existing activities (`lock_activities`), then
--- the app stripes, the devices and the global stripes that closings free (`claim_stripes`, which
--- does not wait, or else `lock_cap_rows`). Then it admits the openings, appends the closings and
--- writes the rest.
+-- the app stripes, the devices and the global stripes that closings free (`admit_together`, which
+-- does not wait, or else `lock_cap_rows`). Then it frees the closings' stripes, admits the
+-- openings and writes the rest.
+--
+-- Nothing it locks is updated in a subtransaction: such a row version gets a multixact, which
+-- every scan that meets it looks up until vacuum removes it. So each command's refusal is decided
+-- before anything is written (a version that moved, a cap reached), never raised and caught; the
+-- one block, `admit_together`, updates only what it locked itself.
 CREATE OR REPLACE FUNCTION liveline_append_batch(
     p_app_ids text[],
     p_activity_ids text[],
@@ -42,34 +47,24 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     v_count integer := coalesce(cardinality(p_app_ids), 0);
-    v_opens boolean := v_count > 1 AND 0 = ANY (p_expected_versions);
-    v_closes boolean := v_count > 1 AND -1 = ANY (p_open_changes);
-    -- Per command: its activity's version and row address now (locked), where its events begin
-    -- in the event arrays, its first position once written, and what refused it.
+    -- Per command: its activity's version, row address and stripes now (locked), where its events
+    -- begin in the event arrays, its first position once written, and what refused it.
     v_locked record;
     v_starts integer[] := '{}';
     v_positions bigint[] := '{}';
     v_refusals text[] := '{}';
     v_details text[] := '{}';
-    -- The plain appends; the openings, the versions of those whose activity exists already, and
-    -- those admitted with the stripes they took; the commands decided through `liveline_append`.
-    v_plain integer[] := '{}';
+    -- The appends to existing activities whose version matches, and the closings among them; the
+    -- openings, the versions of those whose activity exists already, and those admitted with the
+    -- stripes they took.
+    v_appended integer[] := '{}';
+    v_closed integer[] := '{}';
     v_openings integer[] := '{}';
     v_existing integer[];
     v_opened integer[] := '{}';
-    v_opened_app_stripes smallint[] := '{}';
-    v_opened_global_stripes smallint[] := '{}';
-    v_one_by_one integer[] := '{}';
-    v_devices_locked boolean := false;
-    -- The stripe taken for each app's openings, by app, when the batch could take one for each.
-    v_claimed_apps text[];
-    v_claimed_stripes smallint[];
-    v_claimed_tids tid[];
-    v_claimed_openings integer[];
+    v_opened_app_stripes smallint[];
+    v_opened_global_stripes smallint[];
     v_admission record;
-    v_refusal text;
-    v_detail text;
-    v_constraint text;
     v_written integer[];
     v_total integer;
     v_next bigint;
@@ -91,32 +86,23 @@ BEGIN
         RETURN;
     END IF;
 
+    -- Sort the commands: appends to existing activities whose version matches are written
+    -- together (the closings among them free their stripes), those whose version moved are
+    -- refused; the openings are admitted below, together or one by one.
     v_locked := liveline_batch_lock_activities(p_app_ids, p_activity_ids, p_expected_versions);
-    IF v_opens AND NOT v_closes THEN
-        SELECT * INTO v_claimed_apps, v_claimed_stripes, v_claimed_tids, v_claimed_openings
-            FROM liveline_batch_claim_stripes(p_app_ids, p_expected_versions);
-    END IF;
-    IF v_closes OR (v_opens AND v_claimed_stripes IS NULL) THEN
-        PERFORM liveline_batch_lock_cap_rows(p_app_ids, p_activity_ids, p_rows, p_open_changes, p_expected_versions);
-    END IF;
-
-    -- Sort the commands: plain appends whose version matches are written together, those whose
-    -- version moved are refused; the openings of a batch of more than one are admitted below,
-    -- together or one by one; the others (closings, a lone opening) go through `liveline_append`.
     FOR i IN 1 .. v_count LOOP
         v_starts[i] := v_last;
         v_last := v_last + p_event_counts[i];
-        IF p_expected_versions[i] > 0 AND p_open_changes[i] = 0 THEN
-            IF v_locked.versions[i] = p_expected_versions[i] THEN
-                v_plain := v_plain || i;
-            ELSE
-                v_refusals[i] := 'LL409';
-                v_details[i] := json_build_object('actual', v_locked.versions[i])::text;
-            END IF;
-        ELSIF p_expected_versions[i] = 0 AND v_count > 1 THEN
+        IF p_expected_versions[i] = 0 THEN
             v_openings := v_openings || i;
+        ELSIF v_locked.versions[i] = p_expected_versions[i] THEN
+            v_appended := v_appended || i;
+            IF p_open_changes[i] = -1 THEN
+                v_closed := v_closed || i;
+            END IF;
         ELSE
-            v_one_by_one := v_one_by_one || i;
+            v_refusals[i] := 'LL409';
+            v_details[i] := json_build_object('actual', v_locked.versions[i])::text;
         END IF;
     END LOOP;
 
@@ -126,51 +112,30 @@ BEGIN
             FROM unnest(v_openings) WITH ORDINALITY AS o(i, n)
             LEFT JOIN LATERAL (SELECT a.version FROM activities a
                 WHERE a.app_id = p_app_ids[o.i] AND a.activity_id = p_activity_ids[o.i] OFFSET 0) AS l ON true;
-        -- Together, when the batch holds a stripe for each app and none of the activities exists.
-        IF v_claimed_stripes IS NOT NULL AND array_remove(v_existing, NULL) = '{}' THEN
+        -- Together, when the batch frees no stripe (it would hold the closings' stripes before
+        -- these) and none of the activities exists.
+        IF cardinality(v_closed) = 0 AND array_remove(v_existing, NULL) = '{}' THEN
             SELECT * INTO v_opened_app_stripes, v_opened_global_stripes
-                FROM liveline_batch_admit_together(v_openings, p_app_ids, p_rows,
-                    v_claimed_apps, v_claimed_stripes, v_claimed_tids, v_claimed_openings);
-            v_devices_locked := true;
+                FROM liveline_batch_admit_together(v_openings, p_app_ids, p_rows);
             IF v_opened_app_stripes IS NOT NULL THEN
                 v_opened := v_openings;
-            ELSE
-                v_opened_app_stripes := '{}';
-                v_opened_global_stripes := '{}';
             END IF;
         END IF;
     END IF;
-
-    -- The closings (and a lone opening), one by one, each through `liveline_append` in a block of
-    -- its own: a refusal undoes only that command.
-    FOREACH i IN ARRAY v_one_by_one LOOP
-        BEGIN
-            SELECT a.first_position INTO v_next
-            FROM liveline_append(
-                p_app_ids[i], p_activity_ids[i], p_expected_versions[i], p_rows[i],
-                p_types[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
-                p_data[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
-                p_causes[v_starts[i]:v_starts[i] + p_event_counts[i] - 1],
-                p_occurred_at[v_starts[i]:v_starts[i] + p_event_counts[i] - 1], p_open_changes[i],
-                p_idempotency_keys[i], p_request_sha256s[i], p_outcomes[i]) AS a;
-            v_positions[i] := v_next;
-        EXCEPTION
-            WHEN SQLSTATE 'LL001' OR SQLSTATE 'LL002' OR SQLSTATE 'LL003' OR SQLSTATE 'LL409'
-                OR unique_violation THEN
-                GET STACKED DIAGNOSTICS v_refusal = RETURNED_SQLSTATE, v_detail = PG_EXCEPTION_DETAIL,
-                    v_constraint = CONSTRAINT_NAME;
-                IF v_refusal = '23505' AND v_constraint IS DISTINCT FROM 'idempotency_keys_pkey' THEN
-                    RAISE;
-                END IF;
-                v_refusals[i] := v_refusal;
-                v_details[i] := v_detail;
-        END;
-    END LOOP;
+    IF cardinality(v_closed) > 0 OR cardinality(v_openings) > cardinality(v_opened) THEN
+        PERFORM liveline_batch_lock_cap_rows(v_closed, v_openings, p_app_ids, p_rows, v_locked.app_stripes,
+            v_locked.global_stripes);
+    END IF;
+    IF cardinality(v_closed) > 0 THEN
+        PERFORM liveline_batch_free_stripes(v_closed, p_app_ids, p_rows, v_locked.app_stripes,
+            v_locked.global_stripes);
+    END IF;
 
     -- The openings that did not fit together, after the closings, admitted one after the other.
     IF cardinality(v_openings) > cardinality(v_opened) THEN
-        FOR v_admission IN SELECT * FROM liveline_batch_admit_one_by_one(v_openings, v_existing, p_app_ids, p_rows,
-            v_devices_locked)
+        v_opened_app_stripes := '{}';
+        v_opened_global_stripes := '{}';
+        FOR v_admission IN SELECT * FROM liveline_batch_admit_one_by_one(v_openings, v_existing, p_app_ids, p_rows)
         LOOP
             IF v_admission.refusal IS NULL THEN
                 v_opened := v_opened || v_admission.i;
@@ -186,18 +151,20 @@ BEGIN
         PERFORM liveline_batch_insert_openings(v_opened, v_opened_app_stripes, v_opened_global_stripes, p_rows);
     END IF;
 
-    -- The plain appends and the admitted openings, in command order, take the transaction's next
-    -- positions, and are written: their projection rows, events and idempotency keys.
-    SELECT array_agg(w.i ORDER BY w.i), sum(p_event_counts[w.i]) INTO v_written, v_total
-        FROM unnest(v_plain || v_opened) AS w(i);
+    -- The appends and the admitted openings take the transaction's next positions, and are
+    -- written: their projection rows, events and idempotency keys. The closings come first, in
+    -- command order, then the others in command order: the openings were admitted on the room
+    -- the closings made, and the log says so (a fold of it never counts them open together).
+    SELECT array_agg(w.i ORDER BY p_open_changes[w.i] <> -1, w.i), sum(p_event_counts[w.i]) INTO v_written, v_total
+        FROM unnest(v_appended || v_opened) AS w(i);
     IF v_written IS NOT NULL THEN
         v_next := liveline_take_positions(v_total);
         FOREACH i IN ARRAY v_written LOOP
             v_positions[i] := v_next;
             v_next := v_next + p_event_counts[i];
         END LOOP;
-        IF cardinality(v_plain) > 0 THEN
-            PERFORM liveline_batch_update_projections(v_plain, v_locked.tids, p_rows);
+        IF cardinality(v_appended) > 0 THEN
+            PERFORM liveline_batch_update_projections(v_appended, v_locked.tids, p_rows, p_open_changes);
         END IF;
         INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at,
                             stream_recorded_at)

@@ -2,27 +2,22 @@
 -- opening (`p_openings`, command numbers) alone, in order, by the admission a lone opening goes
 -- through (`liveline_admit_opening`); a refusal counts nothing and refuses that opening alone, as
 -- does an activity that exists already (`p_existing`, its version, per opening). The openings'
--- devices are created if new and locked first, sorted, unless `liveline_batch_admit_together`
--- locked them (`p_devices_locked`): when the batch holds one stripe per app, other transactions
--- open activities of the same apps meanwhile.
+-- devices are created if new and locked first, sorted.
 --
 -- Returns one row per opening, in order: the stripes it took, or what refused it.
 CREATE OR REPLACE FUNCTION liveline_batch_admit_one_by_one(
     p_openings integer[],
     p_existing integer[],
     p_app_ids text[],
-    p_rows jsonb[],
-    p_devices_locked boolean
+    p_rows jsonb[]
 ) RETURNS TABLE (i integer, app_stripe smallint, global_stripe smallint, refusal text, refusal_detail text)
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF NOT p_devices_locked THEN
-        INSERT INTO device_open_counts AS d (app_id, device_id)
-            SELECT DISTINCT p_app_ids[o.i], p_rows[o.i] ->> 'device_id' FROM unnest(p_openings) AS o(i)
-                WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
-                ORDER BY 1, 2
-            ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open;
-    END IF;
+    INSERT INTO device_open_counts AS d (app_id, device_id)
+        SELECT DISTINCT p_app_ids[o.i], p_rows[o.i] ->> 'device_id' FROM unnest(p_openings) AS o(i)
+            WHERE p_rows[o.i] ->> 'device_id' IS NOT NULL
+            ORDER BY 1, 2
+        ON CONFLICT (app_id, device_id) DO UPDATE SET open = d.open;
     FOR k IN 1 .. cardinality(p_openings) LOOP
         i := p_openings[k];
         IF p_existing[k] IS NOT NULL THEN

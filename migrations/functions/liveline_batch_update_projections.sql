@@ -1,10 +1,12 @@
--- A step of `liveline_append_batch`: the projection rows of the plain appends (`p_plain`, command
--- numbers), written at the row addresses `liveline_batch_lock_activities` locked (`p_tids`, per
--- command). They keep their stripes: they neither open nor close.
+-- A step of `liveline_append_batch`: the projection rows of the appends to existing activities
+-- (`p_appended`, command numbers), written at the row addresses `liveline_batch_lock_activities`
+-- locked (`p_tids`, per command). A closing (open change -1) gives up its stripes; the others
+-- keep theirs.
 CREATE OR REPLACE FUNCTION liveline_batch_update_projections(
-    p_plain integer[],
+    p_appended integer[],
     p_tids tid[],
-    p_rows jsonb[]
+    p_rows jsonb[],
+    p_open_changes integer[]
 ) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -12,12 +14,14 @@ BEGIN
         (state, version, activity_type, attributes, content_state, stale_date, relevance_score,
          push_type, push_token, device_id, start_date, last_timestamp, requested_at, activated_at,
          ended_at, dismissed_at, dismissal_date, next_deadline_at, next_deadline_kind, last_event_at,
-         style, end_reason, priority_updates)
+         style, end_reason, priority_updates, app_stripe, global_stripe)
         = (r.state, r.version, r.activity_type, r.attributes, r.content_state, r.stale_date, r.relevance_score,
            r.push_type, r.push_token, r.device_id, r.start_date, r.last_timestamp, r.requested_at, r.activated_at,
            r.ended_at, r.dismissed_at, r.dismissal_date, r.next_deadline_at, r.next_deadline_kind, r.last_event_at,
-           r.style, r.end_reason, r.priority_updates)
-        FROM unnest(p_plain) AS p(i), LATERAL jsonb_populate_record(NULL::activities, p_rows[p.i]) AS r
+           r.style, r.end_reason, r.priority_updates,
+           CASE WHEN p_open_changes[p.i] = -1 THEN NULL ELSE a.app_stripe END,
+           CASE WHEN p_open_changes[p.i] = -1 THEN NULL ELSE a.global_stripe END)
+        FROM unnest(p_appended) AS p(i), LATERAL jsonb_populate_record(NULL::activities, p_rows[p.i]) AS r
         WHERE a.ctid = p_tids[p.i];
 END
 $$;

@@ -41,7 +41,7 @@ CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expe
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 178 lines, sha256 5d3d4ba8c4774000… $$;
+    AS $$ body of 140 lines, sha256 82f48f4095412b0a… $$;
 
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
@@ -63,34 +63,34 @@ CREATE FUNCTION public.liveline_audit_limits() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 9 lines, sha256 a36113919601658e… $$;
 
-CREATE FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[], p_devices_locked boolean) RETURNS TABLE(i integer, app_stripe smallint, global_stripe smallint, refusal text, refusal_detail text)
+CREATE FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[]) RETURNS TABLE(i integer, app_stripe smallint, global_stripe smallint, refusal text, refusal_detail text)
     LANGUAGE plpgsql
-    AS $$ body of 23 lines, sha256 e8fb729cd00c5007… $$;
+    AS $$ body of 21 lines, sha256 64959f089ac7b714… $$;
 
-CREATE FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], p_stripe_app_ids text[], p_stripes smallint[], p_stripe_tids tid[], p_stripe_openings integer[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
+CREATE FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
     LANGUAGE plpgsql
-    AS $$ body of 48 lines, sha256 abc0f67813185869… $$;
-
-CREATE FUNCTION public.liveline_batch_claim_stripes(p_app_ids text[], p_expected_versions integer[], OUT app_ids text[], OUT stripes smallint[], OUT tids tid[], OUT openings integer[]) RETURNS record
-    LANGUAGE plpgsql
-    AS $$ body of 21 lines, sha256 431339ba04141c1e… $$;
+    AS $$ body of 57 lines, sha256 241908e9b39b30c3… $$;
 
 CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) RETURNS TABLE(app_id text, activity_id text, is_request boolean, device_id text, idempotency_key text, n bigint)
     LANGUAGE plpgsql STABLE ROWS 1
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 6 lines, sha256 7d42739f5e1e77b0… $$;
 
+CREATE FUNCTION public.liveline_batch_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$ body of 45 lines, sha256 78012e7a9819c91b… $$;
+
 CREATE FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) RETURNS void
     LANGUAGE plpgsql
     AS $$ body of 9 lines, sha256 e140e900b5271d1b… $$;
 
-CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[]) RETURNS record
+CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
     LANGUAGE plpgsql
-    AS $$ body of 10 lines, sha256 dadcc7663cd2d3c7… $$;
+    AS $$ body of 12 lines, sha256 08dd9dcf4fcb48a4… $$;
 
-CREATE FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) RETURNS void
+CREATE FUNCTION public.liveline_batch_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
     LANGUAGE plpgsql
-    AS $$ body of 31 lines, sha256 d0f8a1844b09ad74… $$;
+    AS $$ body of 21 lines, sha256 351db3942f964c22… $$;
 
 CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) RETURNS void
     LANGUAGE plpgsql
@@ -100,9 +100,9 @@ CREATE FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_acti
     LANGUAGE plpgsql
     AS $$ body of 11 lines, sha256 4b25e90ddc4b07f8… $$;
 
-CREATE FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) RETURNS void
+CREATE FUNCTION public.liveline_batch_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) RETURNS void
     LANGUAGE plpgsql
-    AS $$ body of 15 lines, sha256 684a144aa05f0097… $$;
+    AS $$ body of 17 lines, sha256 afb530eedc0c78f3… $$;
 
 CREATE FUNCTION public.liveline_create_partitions(p_parent text) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1128,25 +1128,25 @@ GRANT ALL ON FUNCTION public.liveline_append(p_app_id text, p_activity_id text, 
 
 GRANT ALL ON FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[], p_devices_locked boolean) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], p_stripe_app_ids text[], p_stripes smallint[], p_stripe_tids tid[], p_stripe_openings integer[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_claim_stripes(p_app_ids text[], p_expected_versions integer[], OUT app_ids text[], OUT stripes smallint[], OUT tids tid[], OUT openings integer[]) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) TO liveline_service;
 
+GRANT ALL ON FUNCTION public.liveline_batch_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
+
 GRANT ALL ON FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[]) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_lock_cap_rows(p_app_ids text[], p_activity_ids text[], p_rows jsonb[], p_open_changes integer[], p_expected_versions integer[]) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_update_projections(p_plain integer[], p_tids tid[], p_rows jsonb[]) TO liveline_service;
+GRANT ALL ON FUNCTION public.liveline_batch_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) TO liveline_service;
 
 REVOKE ALL ON FUNCTION public.liveline_create_partitions(p_parent text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.liveline_create_partitions(p_parent text) TO liveline_service;

@@ -10,10 +10,10 @@ enum LivelineSQLState: String, CaseIterable {
     case globalCapReached = "LL002"
     /// `liveline_admit_opening`: the device's cap is reached (detail: `limit`, `count`).
     case deviceCapReached = "LL003"
-    /// Raised and caught inside `liveline_batch_claim_stripes` (a step of `liveline_append_batch`)
-    /// to give back the stripes it took when an app has none free with room for its openings; it
-    /// never leaves the function.
-    case noFreeStripeWithRoom = "LL010"
+    /// Raised and caught inside `liveline_batch_admit_together` (a step of `liveline_append_batch`)
+    /// to give back what it took when a batch's openings do not all fit; it never leaves the
+    /// function.
+    case openingsDoNotFitTogether = "LL010"
     /// `liveline_append`: the activity is not at the expected version (detail: `actual`, null
     /// when it does not exist), or an opening's activity exists.
     case versionConflict = "LL409"
@@ -59,9 +59,6 @@ enum AppendRefusal: Error, Equatable {
             self = .deviceCapReached(limit: integer("limit") ?? 0, count: integer("count") ?? 0)
         case LivelineSQLState.versionConflict.rawValue:
             self = .versionConflict(actual: integer("actual"))
-        // The batch reports a unique violation only of an idempotency key (it raises any other).
-        case SQLState.uniqueViolation.rawValue:
-            self = .idempotencyKeyTaken
         default:
             return nil
         }

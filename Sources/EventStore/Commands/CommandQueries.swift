@@ -176,17 +176,17 @@ enum CommandQueries {
     /// statement and so one transaction. Returns, for each append in order, where its events
     /// begin and when they were recorded, or what refused it; a refusal undid that append only.
     ///
-    /// - Throws: when anything else failed (a deadlock, an idempotency key taken meanwhile by
-    ///   another process, other than an opening's or a closing's, `rules` that changed, the
-    ///   connection): then nothing was written.
+    /// - Throws: when anything else failed (a deadlock, an idempotency key or an activity taken
+    ///   meanwhile by another process, `rules` that changed, the connection): then nothing was
+    ///   written.
     static func append(
         _ appends: [ActivityAppend],
         recording rejections: [BatchRejection],
         checking rules: RulesCheck = RulesCheck(),
         _ connection: Connection
     ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
-        // A lone append goes straight through `liveline_append`: the batch function's locks,
-        // arrays and subtransaction serve many commands, and cost a lone one more than they save.
+        // A lone append goes straight through `liveline_append`: the batch function's locks and
+        // arrays serve many commands, and cost a lone one more than they save.
         if appends.count == 1, rejections.isEmpty {
             do {
                 return [.success(try append(appends[0], checking: rules, connection))]

@@ -23,9 +23,9 @@ import Glibc
 /// - A command that another process's command beat to the append is decided again, first in
 ///   the next batch, when it set no precondition.
 final class CommandQueue: Sendable {
-    /// The most commands in one batch. Each opening and closing of a batch runs in a
-    /// subtransaction of its own, and PostgreSQL keeps up to 64 of those per transaction in
-    /// shared memory.
+    /// The most commands in one batch: one transaction holds their locks until all of them are
+    /// decided and written, so a longer batch would hold the others' stripes and activities
+    /// longer; more queued start a batch on another writer (`BatchSchedule`).
     static let batchLimit = 32
     /// How long a writer that finds nothing to take stays ready before it stops, yielding its
     /// core meanwhile: a caller it answered that comes straight back (a client's next request)
