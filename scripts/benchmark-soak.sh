@@ -35,10 +35,16 @@
 #     `liveline verify --archive` is clean over archives and live log, and they hold every event
 #     the server acknowledged (`liveline_events_appended_total`).
 #
+# With --rate N, the soak's load (warm-up included) is paced at N requests/s instead of full
+# speed (scripts/http-load/soak.lua, RATE). At full speed the rate follows this host's speed,
+# which varies by a factor of two here, and the database's size follows the rate; at a fixed rate
+# below what the server sustains, the growth and the p99 of the last third compare like with
+# like, and the throughput ratio says only whether the server kept the pace.
+#
 # With --statements, PostgreSQL also counts every statement's plans and time over the soak
 # (pg_stat_statements, nested statements and planning included; it costs a little throughput),
 # and the script prints the statements that took the most planning and the most time.
-#   scripts/benchmark-soak.sh [--minutes 15] [--warm-up 12] [--max-warm-up 40] [--segment 60] [--connections 16] [--binary PATH] [--statements]
+#   scripts/benchmark-soak.sh [--minutes 15] [--warm-up 12] [--max-warm-up 40] [--segment 60] [--connections 16] [--rate N] [--binary PATH] [--statements]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +55,7 @@ SEGMENT=60
 CONNECTIONS=16
 POOL=10
 BINARY=""
+RATE=0
 STATEMENTS=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -57,11 +64,16 @@ while [[ $# -gt 0 ]]; do
         --max-warm-up) MAX_WARM_UP="$2"; shift 2 ;;
         --segment) SEGMENT="$2"; shift 2 ;;
         --connections) CONNECTIONS="$2"; shift 2 ;;
+        --rate) RATE="$2"; shift 2 ;;
         --binary) BINARY="$2"; shift 2 ;;
         --statements) STATEMENTS=1; shift ;;
-        *) echo "usage: $0 [--minutes N] [--warm-up N] [--max-warm-up N] [--segment SECONDS] [--connections N] [--binary PATH] [--statements]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--minutes N] [--warm-up N] [--max-warm-up N] [--segment SECONDS] [--connections N] [--rate N] [--binary PATH] [--statements]" >&2; exit 2 ;;
     esac
 done
+if ((MINUTES * 60 / SEGMENT < 3)); then
+    echo "$0: --minutes $MINUTES makes fewer than 3 runs of ${SEGMENT}s: the soak compares its first third with its last" >&2
+    exit 2
+fi
 source scripts/lib/http-server.sh
 require_load_tools
 use_release_build
@@ -160,6 +172,9 @@ awk -v n="$updates" 'NR == FNR {before[$1] = $2; next} {grew = $2 - before[$1]} 
     "$DATA/tables.before" "$DATA/tables.after" | sort -k2 -n -r
 
 # The warm-up: runs until the size holds (see above); the sizes after each run, oldest first.
+# From here on the load is paced when --rate asks it.
+export RATE
+pace="$([[ $RATE == 0 ]] && echo "at full speed" || echo "paced at $RATE requests/s")"
 sizes=()
 warmed=0
 while true; do
@@ -180,7 +195,7 @@ while true; do
     fi
 done
 SEGMENTS=$((MINUTES * 60 / SEGMENT))
-echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections; partitions of 1m, retention 4m, lifetimes 2m + 1m"
+echo "soak: $SEGMENTS runs of ${SEGMENT}s, $CONNECTIONS connections $pace; partitions of 1m, retention 4m, lifetimes 2m + 1m"
 printf '%4s %10s %10s %8s %14s %9s %9s %9s %21s %6s %6s %9s %10s %8s\n' run requests/s p99 errors "database bytes" retired archived "held (m)" \
     "µs/request wrk srv pg" "idle%" steal% "dead rows" "server MB" "host ms"
 [[ $STATEMENTS == 0 ]] || sql "SELECT pg_stat_statements_reset()" > /dev/null
@@ -224,7 +239,7 @@ PROBE=""
 cat "$DATA/probe.txt"
 
 third=$((SEGMENTS / 3))
-awk -v third="$third" -v n="$SEGMENTS" '
+awk -v third="$third" -v n="$SEGMENTS" -v pace="$pace" '
     NR <= third {r1 += $2; p1 += $3; w1 += $9; s1 += $10; g1 += $11; i1 += $12; t1 += $13; h1 += $16; e1 += ($10 + $11) / $9}
     NR > n - third {r3 += $2; p3 += $3; w3 += $9; s3 += $10; g3 += $11; i3 += $12; t3 += $13; h3 += $16; e3 += ($10 + $11) / $9}
     NR == n - third {start = $5; held_start = $8}
@@ -235,7 +250,7 @@ awk -v third="$third" -v n="$SEGMENTS" '
         growth = 100 * (end - start) / end
         printf "database size, last third: %.1f %% from its first reading to its last\n", growth
         printf "time the log holds, last third: %.1f → %.1f minutes (flat: retirement keeps pace, whatever the rate)\n", held_start, held_end
-        printf "throughput, last third / first third: %.3f (%.0f / %.0f requests/s; target >= 0.95)\n", r3 / r1, r3, r1
+        printf "throughput, last third / first third: %.3f (%.0f / %.0f requests/s, %s; target >= 0.95)\n", r3 / r1, r3, r1, pace
         printf "p99, last third / first third: %.2f (%.1f / %.1f ms; target <= 1.2)\n", p3 / p1, p3, p1
         printf "host speed, last third / first third: %.3f (the CPU time of a fixed computation, %.0f / %.0f ms: above 1, the host was slower)\n", h3 / h1, h3 / third, h1 / third
         printf "server memory: %d MB after the first run, %d MB after the last\n", memory_start, memory_end

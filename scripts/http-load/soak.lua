@@ -4,6 +4,12 @@
 -- ones it does not end reach the lifetime limit and are ended and dismissed by the server. About
 -- 15 % requests, 15 % token registrations, 55 % updates, 15 % ends. Ids are unique per ROUND
 -- (a wrk run).
+--
+-- With RATE (requests/s of all WRK_THREADS threads together), each thread sends its share at a
+-- fixed pace instead of at full speed: each request waits for the thread's next slot, the slots a
+-- fixed interval apart; a slot that passed while every connection waited for an answer is not
+-- made up, so a server that cannot keep up shows as a rate below RATE. (wrk's Lua has no clock
+-- finer than a second; LuaJIT's FFI reads the monotonic one.)
 local round = os.getenv("ROUND") or "1"
 local live_seconds = tonumber(os.getenv("LIVE_SECONDS") or "60")
 wrk.headers["Authorization"] = "Bearer " .. os.getenv("LIVELINE_KEY")
@@ -29,6 +35,28 @@ local function request_new()
     '{"activityId":"%s","activityType":"delivery","attributes":{"order":"%s"},'
       .. '"contentState":{"status":"preparing","etaMinutes":30}}',
     id, id))
+end
+
+local rate = tonumber(os.getenv("RATE") or "0")
+if rate > 0 then
+  local ffi = require("ffi")
+  ffi.cdef [[
+    typedef struct { long tv_sec; long tv_nsec; } soak_timespec;
+    int clock_gettime(int clock, soak_timespec *reading);
+  ]]
+  local reading = ffi.new("soak_timespec")
+  local function milliseconds()
+    ffi.C.clock_gettime(1, reading) -- CLOCK_MONOTONIC
+    return tonumber(reading.tv_sec) * 1000 + tonumber(reading.tv_nsec) / 1e6
+  end
+  local interval = 1000 * tonumber(os.getenv("WRK_THREADS") or "1") / rate
+  local next_slot = 0
+  delay = function()
+    local now = milliseconds()
+    local slot = math.max(next_slot, now)
+    next_slot = slot + interval
+    return slot - now
+  end
 end
 
 request = function()

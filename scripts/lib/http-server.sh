@@ -109,11 +109,12 @@ stop_server() {
     DATA=""
 }
 
-# run_wrk SCRIPT CONNECTIONS SECONDS: drives the server with scripts/http-load/SCRIPT.lua; its
-# report goes to $DATA/SCRIPT.txt, and the CPU it, the server and PostgreSQL used to
-# $DATA/SCRIPT.cpu (see measure_cpu).
+# run_wrk SCRIPT CONNECTIONS SECONDS: drives the server with scripts/http-load/SCRIPT.lua (which
+# finds wrk's thread count in WRK_THREADS); its report goes to $DATA/SCRIPT.txt, and the CPU it,
+# the server and PostgreSQL used to $DATA/SCRIPT.cpu (see measure_cpu).
 run_wrk() {
-    measure_cpu "$DATA/$1.cpu" wrk -t"$(($2 < 2 ? $2 : 2))" -c"$2" -d"$3s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
+    local threads=$(($2 < 2 ? $2 : 2))
+    WRK_THREADS=$threads measure_cpu "$DATA/$1.cpu" wrk -t"$threads" -c"$2" -d"$3s" --latency -s "scripts/http-load/$1.lua" "$BASE" > "$DATA/$1.txt"
 }
 
 # CPU clock ticks used so far by a process's threads; with "children", also by its children
