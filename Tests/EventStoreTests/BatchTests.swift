@@ -319,8 +319,8 @@ struct BatchTests {
                     by: .commandLine
                 )
                 try await store.setGlobalMaxOpen(10, by: .commandLine)
-                let (before, holders) = try await CapRows.read(admin)
-                #expect(before.appExcess == 4 && before.serviceExcess == 2)
+                let (before, holders) = try await admin.withConnection { try CapCounts.read($0) }
+                #expect(before.appExcess[fixture.app.rawValue] == 4 && before.serviceExcess == 2)
 
                 let end = Command.end(.init(dismissal: .immediate))
                 let closing = ["c0", "c1", "c2", "c3", "c4", "c5"]
@@ -348,7 +348,7 @@ struct BatchTests {
                 // As closings one after the other, in command order, would leave them.
                 var expected = before
                 for activity in closing { expected.close(holders[activity]!) }
-                #expect(try await CapRows.read(admin).counts == expected)
+                #expect(try await admin.withConnection { try CapCounts.read($0).counts } == expected)
                 let transactions: Int = try await admin.withConnection { connection in
                     try connection.query(
                         "SELECT count(DISTINCT transaction_id) FROM events WHERE version > 1 AND activity_id <> 'c11'"
@@ -714,79 +714,5 @@ struct BatchTests {
             }
         }
         #expect(counts == [3, 3, 3])
-    }
-}
-
-/// The rows that count open activities: each stripe's count and share, each device's count, and
-/// the excesses a lowered cap left.
-private struct CapCounts: Equatable {
-    struct Share: Equatable {
-        var open: Int
-        var capacity: Int
-    }
-
-    /// Where an open activity is counted.
-    struct Holder {
-        let appStripe: Int
-        let globalStripe: Int
-        let device: String
-    }
-
-    var app: [Int: Share] = [:]
-    var global: [Int: Share] = [:]
-    var devices: [String: Int] = [:]
-    var appExcess = 0
-    var serviceExcess = 0
-
-    /// What closing an activity held by `holder` does, by the rule a lone closing follows: it
-    /// frees its stripes and its device, and while a cap leaves excess it retires one unit of it,
-    /// with its stripe's share, instead of making room.
-    mutating func close(_ holder: Holder) {
-        app[holder.appStripe]!.open -= 1
-        if appExcess > 0 {
-            appExcess -= 1
-            app[holder.appStripe]!.capacity -= 1
-        }
-        devices[holder.device]! -= 1
-        global[holder.globalStripe]!.open -= 1
-        if serviceExcess > 0 {
-            serviceExcess -= 1
-            global[holder.globalStripe]!.capacity -= 1
-        }
-    }
-}
-
-private enum CapRows {
-    /// The counts of the database's one app, and where each open activity is counted.
-    static func read(_ pool: ConnectionPool) async throws -> (counts: CapCounts, holders: [String: CapCounts.Holder]) {
-        try await pool.withConnection { connection in
-            var counts = CapCounts()
-            for row in try connection.query("SELECT stripe::integer, open, capacity FROM app_open_stripes") {
-                counts.app[try row.decode(0)] = CapCounts.Share(open: try row.decode(1), capacity: try row.decode(2))
-            }
-            for row in try connection.query("SELECT stripe::integer, open, capacity FROM global_open_stripes") {
-                counts.global[try row.decode(0)] = CapCounts.Share(open: try row.decode(1), capacity: try row.decode(2))
-            }
-            for row in try connection.query("SELECT device_id, open FROM device_open_counts") {
-                counts.devices[try row.decode(0)] = try row.decode(1)
-            }
-            counts.appExcess = try connection.query("SELECT open_excess FROM apps").single!.decode(0)
-            counts.serviceExcess = try connection.query("SELECT open_excess FROM service_limits").single!.decode(0)
-            var holders: [String: CapCounts.Holder] = [:]
-            let rows = try connection.query(
-                """
-                SELECT activity_id::text, app_stripe::integer, global_stripe::integer, device_id FROM activities
-                WHERE app_stripe IS NOT NULL
-                """
-            )
-            for row in rows {
-                holders[try row.decode(0)] = CapCounts.Holder(
-                    appStripe: try row.decode(1),
-                    globalStripe: try row.decode(2),
-                    device: try row.decode(3)
-                )
-            }
-            return (counts, holders)
-        }
     }
 }
