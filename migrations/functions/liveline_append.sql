@@ -1,6 +1,7 @@
 -- Appends one command's events to an activity's stream and writes its projection row, in the
 -- caller's transaction. An opening (expected version 0) is admitted by `liveline_admit_opening`
--- (the app's cap, the per-device cap, the global cap); a closing frees its stripes. Refusals are
+-- (the app's cap, the per-device cap, the global cap); a closing frees its stripes
+-- (`liveline_batch_lock_cap_rows`, `liveline_batch_free_stripes`, as in a batch). Refusals are
 -- raised with the codes of `AppendRefusal` (LL001, LL002, LL003, LL409).
 CREATE OR REPLACE FUNCTION liveline_append(
     p_app_id text,
@@ -18,7 +19,6 @@ CREATE OR REPLACE FUNCTION liveline_append(
 ) RETURNS TABLE (first_position bigint, recorded_at timestamptz)
 LANGUAGE plpgsql AS $$
 DECLARE
-    v_device text := p_row ->> 'device_id';
     v_stripe smallint;
     v_app_stripe smallint;
     v_refusal text;
@@ -58,22 +58,11 @@ BEGIN
                 DETAIL = json_build_object('actual', v_version)::text;
         END IF;
         IF p_open_change = -1 THEN
-            -- While a lowered cap leaves excess, a closing retires one unit of it with its
-            -- stripe's share instead of making room. The stripe is locked before the app's (or
-            -- the service's) row, as a cap change does; the row only while it records excess.
-            UPDATE app_open_stripes SET open = open - 1 WHERE app_id = p_app_id AND stripe = v_app_stripe;
-            UPDATE apps SET open_excess = open_excess - 1 WHERE app_id = p_app_id AND open_excess > 0;
-            IF FOUND THEN
-                UPDATE app_open_stripes SET capacity = capacity - 1 WHERE app_id = p_app_id AND stripe = v_app_stripe;
-            END IF;
-            IF v_device IS NOT NULL THEN
-                UPDATE device_open_counts SET open = open - 1 WHERE app_id = p_app_id AND device_id = v_device;
-            END IF;
-            UPDATE global_open_stripes SET open = open - 1 WHERE stripe = v_stripe;
-            UPDATE service_limits SET open_excess = open_excess - 1 WHERE open_excess > 0;
-            IF FOUND THEN
-                UPDATE global_open_stripes SET capacity = capacity - 1 WHERE stripe = v_stripe;
-            END IF;
+            -- It frees its stripes and device, and retires excess, as a batch's closings do.
+            PERFORM liveline_batch_lock_cap_rows(ARRAY[1], '{}', ARRAY[p_app_id], ARRAY[p_row],
+                ARRAY[v_app_stripe], ARRAY[v_stripe]);
+            PERFORM liveline_batch_free_stripes(ARRAY[1], ARRAY[p_app_id], ARRAY[p_row],
+                ARRAY[v_app_stripe], ARRAY[v_stripe]);
             v_app_stripe := NULL;
             v_stripe := NULL;
         END IF;

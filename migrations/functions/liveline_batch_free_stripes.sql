@@ -1,10 +1,10 @@
--- A step of `liveline_append_batch`: the closings it writes (`p_closed`, command numbers, in
--- order) stop counting. Each frees its app stripe, its device's count and its global stripe
+-- A step of `liveline_append_batch` (and of a lone closing, `liveline_append`): the closings it
+-- writes (`p_closed`, command numbers, in order) stop counting. Each frees its app stripe, its device's count and its global stripe
 -- (`p_app_stripes`, `p_global_stripes`: per command, as `liveline_batch_lock_activities` found
 -- them), all of them locked already (`liveline_batch_lock_cap_rows`). While a lowered cap leaves
--- excess, a closing retires one unit of it with its stripe's share instead of making room, as
--- `liveline_append` does: the app's first closings in command order retire the app's excess, the
--- batch's first closings the service's. The apps' rows are locked only while they record excess,
+-- excess, a closing retires one unit of it with its stripe's share instead of making room, as if
+-- the closings ran one after the other: the app's first closings in command order retire the
+-- app's excess, the batch's first closings the service's. The apps' rows are locked only while they record excess,
 -- in key order, after the stripes, as a cap change takes them.
 --
 -- All of it runs in the batch's own transaction, not in a block of its own: a row locked by a

@@ -36,7 +36,7 @@ CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
 
 CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
     LANGUAGE plpgsql
-    AS $$ body of 88 lines, sha256 1e007a48b41e9e32… $$;
+    AS $$ body of 76 lines, sha256 58ee515d8eaea3b0… $$;
 
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
