@@ -49,7 +49,7 @@ struct DatabaseLedger: DeliveryLedger {
 
     func release(_ cursors: [Int: Int64]) async throws {
         let worker = workerID
-        try await store.withConnection { try DeliveryQueries.release(cursors, by: worker, $0) }
+        try await store.withConnection { try DeliveryQueries.moveCursors(cursors, of: worker, releasing: true, $0) }
         logger.debug("gave delivery shards up", metadata: ["shards": "\(cursors.keys.sorted())"])
     }
 }

@@ -30,14 +30,19 @@ extension DeliveryQueries {
         try connection.execute("DELETE FROM delivery_workers WHERE worker_id = \(worker)")
     }
 
-    /// Renews `worker`'s leases; returns the shards it still holds.
+    /// Renews `worker`'s leases; returns the shards it still holds. Its rows are locked in shard
+    /// order, as every statement that locks several shards locks them (`moveCursors`):
+    /// two that took them in different orders could each wait for a row the other holds, and
+    /// PostgreSQL would end one as a deadlock. (`claim` skips the rows it finds locked.)
     static func renew(_ worker: String, lease: Duration, _ connection: Connection) throws -> Set<Int> {
         let seconds = Double(lease.microseconds) / 1e6
         return Set(
             try connection.query(
                 """
-                UPDATE delivery_shards SET lease_expires_at = now() + make_interval(secs => \(seconds))
-                WHERE owner = \(worker) AND lease_expires_at > now() RETURNING shard
+                UPDATE delivery_shards s SET lease_expires_at = now() + make_interval(secs => \(seconds))
+                FROM (SELECT shard FROM delivery_shards WHERE owner = \(worker) AND lease_expires_at > now()
+                      ORDER BY shard FOR UPDATE) AS held
+                WHERE s.shard = held.shard AND s.owner = \(worker) RETURNING s.shard
                 """
             ).map { try $0.decode(0, as: Int.self) }
         )
@@ -68,15 +73,25 @@ extension DeliveryQueries {
         return claimed
     }
 
-    /// Gives shards up, with their final cursors.
-    static func release(_ cursors: [Int: Int64], by worker: String, _ connection: Connection) throws {
-        let shards = Array(cursors.keys)
+    /// Moves the cursors of the shards `worker` holds among `cursors` (never back), and gives
+    /// them up when `releasing`. The rows are locked in shard order (see `renew`).
+    static func moveCursors(
+        _ cursors: [Int: Int64],
+        of worker: String,
+        releasing: Bool,
+        _ connection: Connection
+    ) throws {
+        let shards = cursors.keys.sorted()
         try connection.execute(
             """
-            UPDATE delivery_shards s SET position = greatest(s.position, c.position), owner = NULL,
-                lease_expires_at = NULL
-            FROM unnest(\(PostgresArray(shards)), \(PostgresArray(shards.map { cursors[$0]! }))) AS c(shard, position)
-            WHERE s.shard = c.shard AND s.owner = \(worker)
+            UPDATE delivery_shards s SET position = greatest(s.position, held.position),
+                owner = CASE WHEN \(releasing) THEN NULL ELSE s.owner END,
+                lease_expires_at = CASE WHEN \(releasing) THEN NULL ELSE s.lease_expires_at END
+            FROM (SELECT d.shard, c.position
+                  FROM unnest(\(PostgresArray(shards)), \(PostgresArray(shards.map { cursors[$0]! }))) AS c(shard, position)
+                  JOIN delivery_shards d ON d.shard = c.shard AND d.owner = \(worker)
+                  ORDER BY d.shard FOR UPDATE OF d) AS held
+            WHERE s.shard = held.shard AND s.owner = \(worker)
             """
         )
     }

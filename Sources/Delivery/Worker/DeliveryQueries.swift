@@ -69,13 +69,20 @@ enum DeliveryQueries {
                     """
                 )
             }
+            // Held pushes are locked in key order, as retirement locks those it removes.
             if !released.isEmpty {
                 try connection.execute(
                     """
-                    DELETE FROM delivery_holds h
-                    USING unnest(\(PostgresArray(released.map(\.stream.app.rawValue))),
-                        \(PostgresArray(released.map(\.stream.activity.rawValue))),
-                        \(PostgresArray(released.map(\.position)))) AS r(app_id, activity_id, position)
+                    DELETE FROM delivery_holds h USING (
+                        SELECT l.app_id, l.activity_id, l.position
+                        FROM (SELECT * FROM unnest(\(PostgresArray(released.map(\.stream.app.rawValue))),
+                                    \(PostgresArray(released.map(\.stream.activity.rawValue))),
+                                    \(PostgresArray(released.map(\.position)))) ORDER BY 1, 2, 3)
+                                AS r(app_id, activity_id, position),
+                            LATERAL (SELECT h.app_id, h.activity_id, h.position FROM delivery_holds h
+                                     WHERE h.app_id = r.app_id AND h.activity_id = r.activity_id
+                                       AND h.position = r.position FOR UPDATE) AS l
+                    ) AS r
                     WHERE h.app_id = r.app_id AND h.activity_id = r.activity_id AND h.position = r.position
                     """
                 )
@@ -87,20 +94,13 @@ enum DeliveryQueries {
                     SELECT * FROM unnest(\(PostgresArray(held.map(\.stream.app.rawValue))),
                         \(PostgresArray(held.map(\.stream.activity.rawValue))), \(PostgresArray(held.map(\.position))),
                         \(PostgresArray(held.map(\.startsActivity))))
+                    ORDER BY 1, 2, 3
                     ON CONFLICT DO NOTHING
                     """
                 )
             }
             if !cursors.isEmpty {
-                let shards = Array(cursors.keys)
-                try connection.execute(
-                    """
-                    UPDATE delivery_shards s SET position = greatest(s.position, c.position)
-                    FROM unnest(\(PostgresArray(shards)), \(PostgresArray(shards.map { cursors[$0]! })))
-                        AS c(shard, position)
-                    WHERE s.shard = c.shard AND s.owner = \(worker)
-                    """
-                )
+                try moveCursors(cursors, of: worker, releasing: false, connection)
             }
         }
     }

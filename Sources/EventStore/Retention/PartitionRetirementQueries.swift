@@ -256,20 +256,33 @@ enum PartitionRetirementQueries {
 
     /// Removes up to `limit` projection rows of dismissed activities whose streams began in the
     /// partition's time, with the pushes still held for them; returns how many activities.
+    /// Activities and held pushes are locked in key order, as a batch of commands and the
+    /// delivery worker lock them: a statement that took several rows in another order could
+    /// wait for a row of theirs while they wait for one of its, and PostgreSQL would end one.
     static func removeProjection(of partition: RetiringPartition, limit: Int, _ connection: Connection) throws -> Int {
         try connection.query(
             """
-            WITH gone AS (
+            WITH due AS (
+                SELECT app_id, activity_id FROM activities
+                WHERE stream_recorded_at >= \(partition.from)::timestamptz
+                  AND stream_recorded_at < \(partition.to)::timestamptz AND state = 'dismissed'
+                LIMIT \(literal: limit)
+            ), gone AS (
                 DELETE FROM activities a USING (
-                    SELECT app_id, activity_id FROM activities
-                    WHERE stream_recorded_at >= \(partition.from)::timestamptz
-                      AND stream_recorded_at < \(partition.to)::timestamptz AND state = 'dismissed'
-                    LIMIT \(literal: limit)
+                    SELECT l.app_id, l.activity_id FROM (SELECT * FROM due ORDER BY 1, 2) AS d,
+                        LATERAL (SELECT a.app_id, a.activity_id FROM activities a
+                                 WHERE a.app_id = d.app_id AND a.activity_id = d.activity_id FOR UPDATE) AS l
                 ) AS r
                 WHERE a.app_id = r.app_id AND a.activity_id = r.activity_id
                 RETURNING a.app_id, a.activity_id
             ), holds AS (
-                DELETE FROM delivery_holds h USING gone g WHERE h.app_id = g.app_id AND h.activity_id = g.activity_id
+                DELETE FROM delivery_holds h USING (
+                    SELECT l.app_id, l.activity_id, l.position FROM (SELECT * FROM gone ORDER BY 1, 2) AS g,
+                        LATERAL (SELECT h.app_id, h.activity_id, h.position FROM delivery_holds h
+                                 WHERE h.app_id = g.app_id AND h.activity_id = g.activity_id
+                                 ORDER BY h.position FOR UPDATE) AS l
+                ) AS r
+                WHERE h.app_id = r.app_id AND h.activity_id = r.activity_id AND h.position = r.position
             )
             SELECT count(*)::bigint AS removed FROM gone
             """
