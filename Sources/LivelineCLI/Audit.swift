@@ -39,34 +39,22 @@ struct Audit: AsyncParsableCommand {
             let environment = try CommandEnvironment.make(options)
             let folder = (archive ?? environment.configuration.archiveDirectory).map(ArchiveFolder.init(path:))
             try await environment.withStore { store in
-                var events = try await store.events(of: stream)
-                var archived: ArchivedStream?
-                if events.isEmpty, let folder {
-                    archived = try await ArchiveSearch.find(stream, in: folder)
-                    events = archived?.events ?? []
-                }
-                let entries = AuditTimeline.build(
-                    events: events,
-                    rejections: try await store.rejections(of: stream.app, activity: stream.activity, limit: 10_000),
-                    deliveries: try await store.deliveries(of: stream, limit: 10_000),
-                    lineage: try await store.tokenLineage(of: stream),
-                    lifecycle: store.lifecycle
-                )
-                guard !entries.isEmpty else {
+                let audit = try await store.audit(of: stream, archives: folder)
+                guard !audit.entries.isEmpty else {
                     throw ConfigurationError(
                         "app \(stream.app) has no activity \(stream.activity), and no refused command names it"
                             + (folder.map { "; no archive in \($0.path) holds it" } ?? "")
                     )
                 }
-                if let archived, let folder {
+                if let archive = audit.archive, let folder {
                     // Beside the JSON, not in it, so that the JSON stays the timeline alone.
                     let note =
-                        "retired: its events are in \(folder.path)/\(archived.manifest.partition)/"
-                        + "\(archived.manifest.file.name) (streams begun \(archived.manifest.from) to \(archived.manifest.to))\n"
+                        "retired: its events are in \(folder.path)/\(archive.partition)/\(archive.file.name) "
+                        + "(streams begun \(archive.from) to \(archive.to))\n"
                     if json { FileHandle.standardError.write(Data(note.utf8)) } else { print(note, terminator: "") }
                 }
-                print(json ? try AuditReport.json(entries) : AuditReport.table(entries), terminator: "")
-                corrupt = entries.contains { $0.problem != nil }
+                print(json ? try AuditReport.json(audit.entries) : AuditReport.table(audit.entries), terminator: "")
+                corrupt = audit.entries.contains { $0.problem != nil }
             }
         }
         if corrupt { throw ExitCode.failure }

@@ -11,6 +11,10 @@ public struct ArchiveFolder: Sendable {
     /// An archive that does not match its manifest, or a folder that cannot be read.
     public struct Problem: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// What an archive covers, known before its rows are written.

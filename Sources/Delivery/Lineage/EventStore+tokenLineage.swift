@@ -9,16 +9,21 @@ extension EventStore {
         // The events that bring tokens: the request (a remote start's) and each registration.
         let events = try await events(of: stream, types: [.requested, .pushTokenChanged]).map(\.event)
         guard !events.isEmpty else { return nil }
+        return TokenLineage(events: events, deaths: try await tokenDeaths(of: stream, events: events))
+    }
+
+    /// APNs' verdicts on the tokens that the activity's `events` (read from the log or an
+    /// archive) brought, as the live tables hold them.
+    public func tokenDeaths(of stream: StreamID, events: [ActivityEvent]) async throws -> [TokenLineage.TokenDeath] {
         var remoteStart: (slot: PushToStartSlot, token: String, requestedAt: Timestamp)? = nil
-        if case .requested(let requested) = events[0].payload, let token = requested.remoteStart?.pushToStartToken,
-            let device = requested.deviceID
+        if case .requested(let requested) = events.first?.payload, let token = requested.remoteStart?.pushToStartToken,
+            let device = requested.deviceID, let requestedAt = events.first?.occurredAt
         {
             let slot = PushToStartSlot(app: stream.app, device: device, activityType: requested.activityType)
-            remoteStart = (slot, token, events[0].occurredAt)
+            remoteStart = (slot, token, requestedAt)
         }
-        let deaths = try await withConnection { [remoteStart] in
+        return try await withConnection { [remoteStart] in
             try LineageQueries.deaths(of: stream, remoteStart: remoteStart, $0)
         }
-        return TokenLineage(events: events, deaths: deaths)
     }
 }

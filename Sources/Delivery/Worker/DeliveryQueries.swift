@@ -235,27 +235,66 @@ enum DeliveryQueries {
             ORDER BY d.id DESC LIMIT \(limit)
             """
         ).map { row in
-            let outcome: String = try row.decode("outcome")
-            guard let known = DeliveryRecord.Outcome(rawValue: outcome) else {
-                throw EventStoreError.unreadableRow("deliveries: outcome \(outcome)")
-            }
-            return DeliveryRecord(
-                position: try row.decode("position"),
-                stream: stream,
-                version: try row.decode("version"),
-                outcome: known,
-                attempt: try row.decode("attempt"),
-                apnsID: try row.decode("apns_id"),
-                deviceToken: try row.decode("device_token"),
-                tokenPosition: try row.decode("token_position"),
-                channelID: try row.decode("channel_id"),
-                priority: try row.decode("priority", as: Int?.self).flatMap(Priority.init(rawValue:)),
-                status: try row.decode("status"),
-                reason: try row.decode("reason"),
-                latency: try row.decode("latency_us", as: Int64?.self).map { .microseconds($0) },
-                attemptedAt: Timestamp(try row.decode("attempted_at", as: PostgresTimestamp.self))
+            try record(row, of: stream, version: try row.decode("version"), deviceToken: try row.decode("device_token"))
+        }
+    }
+
+    /// The deliveries of `delivered`'s events that the live table still holds (its stream's
+    /// events may be retired already), newest first, at most `limit`.
+    static func deliveries(
+        of delivered: DeliveredStream,
+        limit: Int,
+        _ connection: Connection
+    ) throws
+        -> [DeliveryRecord]
+    {
+        try connection.query(
+            """
+            SELECT position, outcome, attempt, apns_id::text, device_token, token_position, priority::int, status,
+                reason, latency_us, attempted_at, channel_id
+            FROM deliveries
+            WHERE position = ANY (\(PostgresArray(delivered.positions)))
+                AND recorded_at >= \(PostgresTimestamp(delivered.since))
+            ORDER BY id DESC LIMIT \(limit)
+            """
+        ).compactMap { row in
+            guard let version = delivered.version(at: try row.decode("position")) else { return nil }
+            return try record(
+                row,
+                of: delivered.stream,
+                version: version,
+                deviceToken: delivered.deviceToken(
+                    recorded: try row.decode("device_token"),
+                    registeredAt: try row.decode("token_position")
+                )
             )
         }
+    }
+
+    private static func record(
+        _ row: PostgresRow,
+        of stream: StreamID,
+        version: Int,
+        deviceToken: String?
+    ) throws
+        -> DeliveryRecord
+    {
+        DeliveryRecord(
+            position: try row.decode("position"),
+            stream: stream,
+            version: version,
+            outcome: try DeliveryRecord.Outcome(stored: try row.decode("outcome")),
+            attempt: try row.decode("attempt"),
+            apnsID: try row.decode("apns_id"),
+            deviceToken: deviceToken,
+            tokenPosition: try row.decode("token_position"),
+            channelID: try row.decode("channel_id"),
+            priority: try row.decode("priority", as: Int?.self).flatMap(Priority.init(rawValue:)),
+            status: try row.decode("status"),
+            reason: try row.decode("reason"),
+            latency: try row.decode("latency_us", as: Int64?.self).map { .microseconds($0) },
+            attemptedAt: Timestamp(try row.decode("attempted_at", as: PostgresTimestamp.self))
+        )
     }
 }
 

@@ -37,7 +37,7 @@ struct ArchiveCheck {
         var moves: [CapHistoryEntry] = []
     }
 
-    func run(recorded: [RecordedLogPartition], check: ([StoredEvent]) -> [Finding]) -> Result {
+    func run(recorded: [RecordedPartition], check: ([StoredEvent]) -> [Finding]) -> Result {
         var result = Result(outcome: ArchiveOutcome(folder: folder.path))
         // The partitions follow one another: none was lost from the record.
         for (earlier, later) in zip(recorded, recorded.dropFirst()) where earlier.to != later.from {

@@ -74,7 +74,7 @@ public struct LogVerifier: Sendable {
     ) async throws -> Summary {
         var archived: ArchiveCheck.Result?
         if let archive {
-            let recorded = try await store.recordedLogPartitions()
+            let recorded = try await store.recordedPartitions(of: "events")
             let check = ArchiveCheck(folder: archive, lifecycle: store.lifecycle)
             archived = try await NIOThreadPool.singleton.runIfActive {
                 check.run(recorded: recorded, check: self.check)

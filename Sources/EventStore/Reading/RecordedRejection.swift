@@ -9,4 +9,21 @@ public struct RecordedRejection: Hashable, Sendable {
     public let code: String
     public let details: [String: JSONValue]
     public let occurredAt: Timestamp
+
+    /// A refusal as a row of `rejections` records it, read from the live table or an archive.
+    package init(
+        app: AppID,
+        activity: String?,
+        command: String,
+        code: String,
+        details: [String: JSONValue],
+        occurredAt: Timestamp
+    ) {
+        self.app = app
+        self.activity = activity
+        self.command = command
+        self.code = code
+        self.details = details
+        self.occurredAt = occurredAt
+    }
 }

@@ -1,0 +1,68 @@
+public import ActivityLifecycle
+import CanonicalJSON
+import Delivery
+public import EventStore
+public import LogArchive
+
+/// An activity's audit as `liveline audit` shows it: its timeline, and where its events were
+/// read from.
+public struct ActivityAudit: Sendable {
+    public let entries: [AuditEntry]
+    /// The archive that holds its events, once its partition of the log was retired.
+    public let archive: ArchiveManifest?
+}
+
+extension EventStore {
+    /// The activity's timeline: each event with its pushes, its tokens and their deaths, and its
+    /// refused commands, at most `limit` pushes and refusals (the newest).
+    ///
+    /// Once its partition of the log was retired, its events are read from the newest archive
+    /// in `folder` that holds them, and the rest from the live tables and the archives of their
+    /// partitions that were retired too (those tables are retired on their own time): its
+    /// pushes and dead tokens from its first event on, its refusals from the beginning of the
+    /// log's partition it began in — the same timeline the live log gave.
+    public func audit(
+        of stream: StreamID,
+        archives folder: ArchiveFolder?,
+        limit: Int = 10_000
+    ) async throws
+        -> ActivityAudit
+    {
+        let events = try await events(of: stream)
+        let rejections = try await rejections(of: stream.app, activity: stream.activity, limit: limit)
+        guard events.isEmpty, let folder, let archived = try await ArchiveSearch.find(stream, in: folder),
+            let delivered = DeliveredStream(archived.events)
+        else {
+            let entries = AuditTimeline.build(
+                events: events,
+                rejections: rejections,
+                deliveries: try await deliveries(of: stream, limit: limit),
+                lineage: try await tokenLineage(of: stream),
+                lifecycle: lifecycle
+            )
+            return ActivityAudit(entries: entries, archive: nil)
+        }
+        let sources = ArchivedHistory.Sources(
+            deliveries: try await recordedPartitions(of: "deliveries", endingAfter: delivered.since),
+            rejections: try await recordedPartitions(
+                of: "rejections",
+                endingAfter: RFC3339.parse(archived.manifest.from)
+            ),
+            invalidations: try await recordedPartitions(of: "push_token_invalidations", endingAfter: delivered.since)
+        )
+        let history = try await ArchivedHistory.read(delivered, from: sources, in: folder)
+        let archivedEvents = archived.events.map(\.event)
+        let deaths = try await tokenDeaths(of: stream, events: archivedEvents) + history.deaths
+        let entries = AuditTimeline.build(
+            events: archived.events,
+            rejections: Array((rejections + history.rejections).sorted { $0.occurredAt < $1.occurredAt }.suffix(limit)),
+            deliveries: Array(
+                (try await deliveries(of: delivered, limit: limit) + history.deliveries)
+                    .sorted { $0.attemptedAt < $1.attemptedAt }.suffix(limit)
+            ),
+            lineage: TokenLineage(events: archivedEvents, deaths: deaths),
+            lifecycle: lifecycle
+        )
+        return ActivityAudit(entries: entries, archive: archived.manifest)
+    }
+}
