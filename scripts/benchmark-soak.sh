@@ -30,7 +30,8 @@
 #   - the p99 of a probe's updates (4 streams, each one update every 20 ms, scripts/lib/latency-probe.py) while a
 #     partition is detached or dropped within 5 ms of its p99 otherwise;
 #   - every retired partition was archived;
-#   - no response was a 5xx (the load's errors are its expected 409s);
+#   - no response was a 5xx (the load's errors are its expected 409s), and the server logged no
+#     line at error level;
 #   - once every activity is dismissed and the server runs again without retention,
 #     `liveline verify --archive` is clean over archives and live log, and they hold every event
 #     the server acknowledged (`liveline_events_appended_total`).
@@ -272,6 +273,11 @@ echo "retired partitions without an archive: $(sql "SELECT count(*) FROM log_par
 # The load's errors are its expected 409s (updates to activities the server ended); a 5xx is a fault.
 echo "responses 5xx since the server started, warm-up included: $(curl -sf "$BASE/metrics" |
     awk '/^hb_requests\{/ && /http_response_status_code="5/ {n += $NF} END {printf "%d", n}') (target 0)"
+# Under normal traffic the server logs nothing at error level (docs/api.md#operations lists the
+# lines that say something is wrong); the log is read before the restart below starts a new one.
+errors="$(grep -cE '^[^ ]+ (error|critical) ' "$DATA/server.err" || true)"
+echo "lines at error level in the server's log, warm-up included: $errors (target 0)"
+grep -E '^[^ ]+ (error|critical) ' "$DATA/server.err" | cut -c1-300 | sort | uniq -c | sort -rn | head -5 || true
 
 # Every activity dismissed, then no more retirement while verify reads, and nothing appended.
 for _ in $(seq 1 150); do
