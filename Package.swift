@@ -92,8 +92,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The event store, sorted by feature (commands, reading, apps, deadlines, schema), each
-        // with its SQL; database errors end at its boundary.
+        // The event store, sorted by feature (commands, reading, apps, deliveries, deadlines,
+        // retention, schema), each with its SQL; database errors end at its boundary.
         .target(
             name: "EventStore",
             dependencies: [
@@ -125,7 +125,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Delivery to devices: rendering an event into an APNs request (pure), the APNs client
-        // (HTTP/2, provider tokens), and the worker that follows the log and records outcomes.
+        // (HTTP/2, provider tokens), and the worker that follows the log and has the store
+        // record its outcomes.
         .target(
             name: "Delivery",
             dependencies: [
@@ -133,7 +134,6 @@ let package = Package(
                 "CanonicalJSON",
                 "HTTP2Window",
                 "EventStore",
-                "Postgres",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

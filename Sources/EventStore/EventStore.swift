@@ -22,9 +22,12 @@ public struct EventStore: Sendable {
     /// Where commands wait for a writer.
     let commands: CommandQueue
 
-    /// Whether the database can be reached; each outage is logged once when it begins and once
-    /// when it ends, with the requests refused meanwhile (`DatabaseOutage.refused`).
-    public var outage: DatabaseOutage { pool.outage }
+    /// A request was refused because the database cannot be reached (the store threw
+    /// `EventStoreError.databaseUnavailable`): counted in the outage, which is logged once when
+    /// it begins and once when it ends, with the requests refused meanwhile.
+    public func refusedWhileUnreachable(_ details: String) {
+        pool.outage.refused(details)
+    }
 
     /// - Parameters:
     ///   - pool: the database's connections, set up by the process that owns them.

@@ -42,10 +42,11 @@ struct Archive: AsyncParsableCommand {
             guard environment.configuration.archiveDirectory != nil else {
                 throw ConfigurationError("no archive folder: give --to or set LIVELINE_ARCHIVE_DIR")
             }
+            guard let policy = environment.retentionPolicy else {
+                throw ConfigurationError("no retention: give --retention or set LIVELINE_RETENTION")
+            }
             try await environment.withStore { store in
-                guard let policy = try await environment.retentionPolicy(store) else {
-                    throw ConfigurationError("no retention: give --retention or set LIVELINE_RETENTION")
-                }
+                try await environment.check(policy, on: store)
                 guard let retired = try await store.retirePartitions(policy) else {
                     throw ConfigurationError("another process is retiring partitions now; it finishes what is due")
                 }

@@ -53,10 +53,11 @@ struct CommandEnvironment {
 
     /// The HTTP application on `pool` and the services that run beside it, in dependency order:
     /// `before` (the embedded cluster and local APNs of `dev`), the pool, the notification
-    /// listener, the append notifier, the deadline worker, the log's maintenance, and — when delivery is on and a
-    /// secret key opens the apps' APNs keys — the APNs client and the delivery worker. Applies
-    /// `LIVELINE_GLOBAL_MAX_OPEN` to the database when it is set, and sends the process's
-    /// metrics to `/metrics`.
+    /// listener, the append notifier, start-up (`Startup`: the command's `first` steps, then
+    /// `prepareDatabase` and the retention's checks), and after it the deadline worker, the
+    /// log's maintenance, and — when delivery is on and a secret key opens the apps' APNs keys —
+    /// the APNs client and the delivery worker; the HTTP server listens once start-up is done.
+    /// Sends the process's metrics to `/metrics`.
     /// - Parameter apns: where pushes go; the configured hosts when `nil`.
     func makeApplication(
         pool: ConnectionPool,
@@ -65,8 +66,9 @@ struct CommandEnvironment {
         adminKey: String?,
         secretKey: SecretKey?,
         apns: APNsConfiguration? = nil,
-        runningAfter before: [any Service] = []
-    ) async throws -> some ApplicationProtocol {
+        runningAfter before: [any Service] = [],
+        first: @escaping @Sendable (EventStore) async throws -> Void
+    ) throws -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let listener = try AppendListener(connectionString: databaseURL, logger: logger)
@@ -77,16 +79,15 @@ struct CommandEnvironment {
             notifier: notifier,
             writers: configuration.writers
         )
-        if let interval = configuration.partitionInterval {
-            try await store.setPartitionInterval(interval)
-        }
-        // Appends need the partition of now before the first request; maintenance keeps them ahead.
-        try await store.createPartitions()
-        let retention = try await retentionPolicy(store)
-        log(retention)
-        if let globalMaxOpen = configuration.globalMaxOpen {
-            try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
-            logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
+        let retention = retentionPolicy
+        let gate = StartupGate()
+        let startup = Startup(gate: gate) { [self] in
+            try await first(store)
+            try await prepareDatabase(store)
+            if let retention {
+                try await check(retention, on: store)
+                log(retention)
+            }
         }
         let worker = DeadlineWorker(store: store, listener: listener, logger: logger)
         let maintenanceHealth = MaintenanceHealth()
@@ -118,13 +119,38 @@ struct CommandEnvironment {
                 delivery: deliveryHealth,
                 maintenance: maintenanceHealth
             ),
-            services: before + [pool, listener, notifier, worker, maintenance] + delivery,
+            services: before + [pool, listener, notifier, startup]
+                + ([worker, maintenance] + delivery).map { AfterStartup(gate: gate, service: $0) },
+            beforeServing: { try await gate.opened() },
             logger: logger
         )
     }
 
-    private func log(_ retention: RetentionPolicy?) {
-        guard let retention else { return }
+    /// What the configuration says the database holds, written by every command that starts on
+    /// it (`migrate`, `serve`, `dev`): `LIVELINE_PARTITION_INTERVAL` and `LIVELINE_GLOBAL_MAX_OPEN`
+    /// when set; then the log's partitions around now, which appends need (the server's
+    /// maintenance keeps them ahead), in the configured interval.
+    func prepareDatabase(_ store: EventStore) async throws {
+        if let interval = configuration.partitionInterval {
+            try await store.setPartitionInterval(interval)
+        }
+        try await store.createPartitions()
+        if let globalMaxOpen = configuration.globalMaxOpen {
+            try await store.setGlobalMaxOpen(globalMaxOpen, by: .configuration)
+            logger.info("global cap on open activities set", metadata: ["limit": "\(globalMaxOpen)"])
+        }
+    }
+
+    /// Throws unless every migration of `migrator` is applied, saying which are not.
+    func requireMigrated(_ migrator: Migrator) async throws {
+        let status = try await migrator.status()
+        guard status.isCurrent else {
+            let pending = status.pendingFiles.joined(separator: ", ")
+            throw ConfigurationError("the database is not migrated (pending: \(pending)): run `liveline migrate`")
+        }
+    }
+
+    private func log(_ retention: RetentionPolicy) {
         if retention.archive == nil {
             logger.warning(
                 "LIVELINE_RETENTION is set without LIVELINE_ARCHIVE_DIR: retired partitions are dropped unarchived"
@@ -138,22 +164,26 @@ struct CommandEnvironment {
         )
     }
 
-    /// The retention the settings ask for, checked before anything is retired: the role may
-    /// retire partitions, and the archive folder can be written. `nil` when no retention is set.
-    func retentionPolicy(_ store: EventStore) async throws -> RetentionPolicy? {
-        guard let retention = configuration.retention else { return nil }
+    /// The retention the settings ask for; `nil` when none is set.
+    var retentionPolicy: RetentionPolicy? {
+        configuration.retention.map {
+            RetentionPolicy(retention: $0, archive: configuration.archiveDirectory.map(ArchiveFolder.init(path:)))
+        }
+    }
+
+    /// Checks `retention` before anything is retired: the role may retire partitions, and the
+    /// archive folder can be written.
+    func check(_ retention: RetentionPolicy, on store: EventStore) async throws {
         do {
             try await store.checkMayRetirePartitions()
         } catch let error as RetentionNotPermitted {
             throw ConfigurationError("LIVELINE_RETENTION is set, but \(error)")
         }
-        let archive = configuration.archiveDirectory.map(ArchiveFolder.init(path:))
         do {
-            try archive?.prepare()
+            try retention.archive?.prepare()
         } catch {
             throw ConfigurationError("LIVELINE_ARCHIVE_DIR: \(error)")
         }
-        return RetentionPolicy(retention: retention, archive: archive)
     }
 
     /// Runs `app` until it is stopped. An address it cannot listen on (taken, not this host's, or
@@ -238,11 +268,7 @@ struct CommandEnvironment {
     func withStore<T>(_ body: (EventStore) async throws -> T) async throws -> T {
         let pool = try makePool(databaseURL: try requireDatabaseURL())
         return try await pool.using { pool in
-            let status = try await makeMigrator(pool: pool).status()
-            guard status.isCurrent else {
-                let pending = status.pendingFiles.joined(separator: ", ")
-                throw ConfigurationError("the database is not migrated (pending: \(pending)): run `liveline migrate`")
-            }
+            try await requireMigrated(try makeMigrator(pool: pool))
             return try await body(EventStore(pool: pool, lifecycle: Lifecycle(policy: lifecyclePolicy)))
         }
     }

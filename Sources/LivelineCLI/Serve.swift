@@ -12,12 +12,14 @@ struct Serve: AsyncParsableCommand {
             let environment = try CommandEnvironment.make(options)
             let databaseURL = try environment.requireDatabaseURL()
             let pool = try environment.makePool(databaseURL: databaseURL)
-            let app = try await environment.makeApplication(
+            let migrator = try environment.makeMigrator(pool: pool)
+            let app = try environment.makeApplication(
                 pool: pool,
                 databaseURL: databaseURL,
-                migrator: try environment.makeMigrator(pool: pool),
+                migrator: migrator,
                 adminKey: environment.configuration.adminKey,
-                secretKey: environment.configuration.secretKey
+                secretKey: environment.configuration.secretKey,
+                first: { _ in try await environment.requireMigrated(migrator) }
             )
             try await environment.run(app)
         }

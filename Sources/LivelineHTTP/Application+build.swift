@@ -71,10 +71,12 @@ public let maximumRequestBodySize = 64 * 1024
 ///     the deadline worker, the embedded PostgreSQL of `liveline dev` — each listed after what it
 ///     depends on: they start in this order and stop in the reverse order, once the server has
 ///     drained.
+///   - beforeServing: what the server waits for before it listens (the process's start-up).
 public func buildApplication(
     configuration: ApplicationConfiguration,
     api dependencies: APIDependencies,
     services: [any Service],
+    beforeServing: @escaping @Sendable () async throws -> Void = {},
     logger: Logger
 ) throws -> some ApplicationProtocol {
     let authenticator = Authenticator(store: dependencies.store, adminKey: dependencies.adminKey)
@@ -84,7 +86,7 @@ public func buildApplication(
         document: try OpenAPIDocument.bytes(),
         logger: logger
     )
-    let problems = ProblemResponses(logger: logger, outage: dependencies.store.outage)
+    let problems = ProblemResponses(logger: logger, store: dependencies.store)
     let operations = OperationRoutes()
     try api.registerHandlers(
         on: operations,
@@ -106,10 +108,12 @@ public func buildApplication(
     router.add(middleware: BodySizeLimitMiddleware(maximumBodySize: maximumRequestBodySize))
     operations.register(on: router)
     writes.register(on: router)
-    return Application(
+    var app = Application(
         router: router,
         configuration: configuration,
         services: services,
         logger: logger
     )
+    app.beforeServerStarts(perform: beforeServing)
+    return app
 }

@@ -6,7 +6,6 @@ import Foundation
 import HTTPTypes
 import Logging
 import OpenAPIRuntime
-import Postgres
 
 /// The outermost OpenAPI middleware (and the write routes' answer to their errors): answers
 /// every error of an operation — bad input found by the generated decoders, refusals of the
@@ -17,12 +16,12 @@ import Postgres
 /// line a minute at most.
 struct ProblemResponses: ServerMiddleware {
     let logger: Logger
-    let outage: DatabaseOutage
+    let store: EventStore
     private let missingPartitions: RefusalLog
 
-    init(logger: Logger, outage: DatabaseOutage) {
+    init(logger: Logger, store: EventStore) {
         self.logger = logger
-        self.outage = outage
+        self.store = store
         self.missingPartitions = RefusalLog(
             logger: logger,
             message: "requests are refused: the log has no partition for now (the partitions ahead ran out)"
@@ -54,7 +53,7 @@ struct ProblemResponses: ServerMiddleware {
         case let decoding as DecodingError:
             return Self.problem(for: decoding)
         case EventStoreError.databaseUnavailable(let failure):
-            outage.refused(failure.details)
+            store.refusedWhileUnreachable(failure.details)
             return .databaseUnavailable
         case EventStoreError.logPartitionMissing(let table, let failure):
             missingPartitions.refused(failure.details)

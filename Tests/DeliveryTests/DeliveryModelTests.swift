@@ -158,9 +158,9 @@ struct ModelLedger: DeliveryLedger {
                 state.invalidations[invalidation.stream, default: [:]][invalidation.deviceToken] = invalidation.since
             }
             for suspension in pending.suspensions { state.suspendedCredentials = suspension.credentialsUpdatedAt }
-            let (held, released) = pending.netHolds
-            for key in released { state.holds[key] = nil }
-            for hold in held { state.holds[HoldKey(stream: hold.stream, position: hold.position)] = hold }
+            let writes = pending.writes
+            for key in writes.released { state.holds[key] = nil }
+            for hold in writes.held { state.holds[HoldKey(stream: hold.stream, position: hold.position)] = hold }
             for (shard, cursor) in cursors where state.owners[shard] == process {
                 state.cursors[shard] = max(state.cursors[shard]!, cursor)
             }

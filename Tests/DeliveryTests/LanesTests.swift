@@ -1,5 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
+import EventStore
 import PropertyBased
 import Testing
 

@@ -1,9 +1,8 @@
+import ActivityLifecycle
+import EventStore
 import NIOConcurrencyHelpers
-import Postgres
 import TestSupport
 import Testing
-
-@testable import Delivery
 
 /// Several statements lock several rows of `delivery_shards`: a worker's renewal (every shard it
 /// holds), the cycle's cursor advance (the shards it read), a release (the shards it gives up).
@@ -18,18 +17,16 @@ struct ShardLockOrderTests {
     /// whichever process asks first).
     private struct Process: Sendable {
         let worker: String
-        let pool: ConnectionPool
+        let store: EventStore
         let held = NIOLockedValueBox<Set<Int>>([])
 
         func claim(_ count: Int) async throws {
-            let claimed = try await pool.withConnection { connection in
-                try DeliveryQueries.claim(count, for: worker, lease: .seconds(60), connection)
-            }
-            held.withLockedValue { $0.formUnion(claimed.keys) }
+            let claimed = try await store.claimDeliveryShards(count, for: worker, lease: .seconds(60))
+            held.withLockedValue { $0.formUnion(claimed.map { Set($0.cursors.keys) } ?? []) }
         }
 
         func renew() async throws {
-            let renewed = try await pool.withConnection { try DeliveryQueries.renew(worker, lease: .seconds(60), $0) }
+            let renewed = try await store.renewDeliveryLeases(of: worker, lease: .seconds(60)).held
             held.withLockedValue { $0 = renewed }
         }
 
@@ -37,15 +34,13 @@ struct ShardLockOrderTests {
             let cursors = Dictionary(
                 uniqueKeysWithValues: held.withLockedValue { $0 }.shuffled().map { ($0, position) }
             )
-            try await pool.withConnection { connection in
-                try DeliveryQueries.record(.init(), cursors: cursors, worker: worker, connection)
-            }
+            let nothing = DeliveryWrites(records: [], invalidations: [], suspensions: [], held: [], released: [])
+            try await store.recordDeliveries(nothing, cursors: cursors, worker: worker)
         }
 
         func handOver() async throws {
             let given = held.withLockedValue { $0 }.shuffled().prefix(3)
-            let cursors = Dictionary(uniqueKeysWithValues: given.map { ($0, Int64(0)) })
-            try await pool.withConnection { try DeliveryQueries.moveCursors(cursors, of: worker, releasing: true, $0) }
+            try await store.releaseDeliveryShards(Dictionary(uniqueKeysWithValues: given.map { ($0, 0) }), by: worker)
             held.withLockedValue { $0.subtract(given) }
             try await claim(given.count)
         }
@@ -59,13 +54,16 @@ struct ShardLockOrderTests {
         func counting(_ body: () async throws -> Void) async throws {
             do {
                 try await body()
-            } catch let error as PostgresError where error.sqlState == .deadlockDetected {
+            } catch EventStoreError.databaseFailure(let failure) where failure.summary.contains("40P01") {
                 deadlocks.withLockedValue { $0 += 1 }
             }
         }
         try await TestDatabase.withPool(database) { first in
             try await TestDatabase.withPool(database) { second in
-                let processes = [Process(worker: "first", pool: first), Process(worker: "second", pool: second)]
+                let processes = [
+                    Process(worker: "first", store: EventStore(pool: first, lifecycle: Lifecycle())),
+                    Process(worker: "second", store: EventStore(pool: second, lifecycle: Lifecycle())),
+                ]
                 for process in processes { try await process.claim(DeliveryShard.count / 2) }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for process in processes {

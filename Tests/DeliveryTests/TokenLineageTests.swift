@@ -40,8 +40,8 @@ struct TokenLineageTests {
         return events
     }
 
-    static func death(_ token: String, at minutes: Int, reason: String = "Unregistered") -> TokenLineage.TokenDeath {
-        TokenLineage.TokenDeath(
+    static func death(_ token: String, at minutes: Int, reason: String = "Unregistered") -> TokenDeath {
+        TokenDeath(
             token: token,
             status: 410,
             reason: reason,

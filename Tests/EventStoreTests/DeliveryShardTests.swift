@@ -1,7 +1,6 @@
 import ActivityLifecycle
+import EventStore
 import Testing
-
-@testable import Delivery
 
 /// An activity's shard is stored with every cursor: it must never change between versions, or an
 /// upgraded worker would look for an activity's pushes under another shard's cursor.

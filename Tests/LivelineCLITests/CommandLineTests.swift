@@ -28,6 +28,27 @@ struct CommandLineTests {
         #expect(second.output == "database is up to date\n")
     }
 
+    @Test("migrate writes the configured partition interval before it creates the partitions, as serve does")
+    func migrateTakesTheConfiguredInterval() async throws {
+        let migrated = try await liveline("migrate", environment: ["LIVELINE_PARTITION_INTERVAL": "1m"])
+        #expect(migrated.status == 0, "\(migrated.errors)")
+        let lengths = try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection { connection in
+                try connection.query(
+                    """
+                    SELECT DISTINCT parent || ' ' || (to_time - from_time)::text AS length FROM log_partitions
+                    WHERE to_time > now() ORDER BY 1
+                    """
+                ).map { try $0.decode("length", as: String.self) }
+            }
+        }
+        #expect(
+            lengths == [
+                "deliveries 00:01:00", "events 00:01:00", "push_token_invalidations 00:01:00", "rejections 00:01:00",
+            ]
+        )
+    }
+
     @Test("apps: create with caps, change, list, issue and revoke keys, the global cap, and the audit trail")
     func apps() async throws {
         try await liveline("migrate")
@@ -223,6 +244,13 @@ struct CommandLineTests {
         #expect(unmigrated.status == 1)
         #expect(unmigrated.errors.hasPrefix("liveline: error: the database is not migrated (pending: 0001_"))
         #expect(unmigrated.errors.hasSuffix("run `liveline migrate`\n"))
+        // A server checks first, in its start-up, and serves nothing.
+        let unmigratedServer = try await liveline(
+            "serve",
+            environment: ["LIVELINE_PORT": "\(try await Loopback.freePort())"]
+        )
+        #expect(unmigratedServer.status == 1)
+        #expect(unmigratedServer.errors == unmigrated.errors)
 
         let badSetting = try await liveline("migrate", environment: ["LIVELINE_POOL_SIZE": "none"])
         #expect(badSetting.status == 1)
@@ -241,7 +269,7 @@ struct CommandLineTests {
             unknownActivity.errors
                 == "liveline: error: app ghost has no activity a1, and no refused command names it\n"
         )
-        for outcome in [unset, unmigrated, badSetting, unknownApp, unknownActivity] {
+        for outcome in [unset, unmigrated, unmigratedServer, badSetting, unknownApp, unknownActivity] {
             #expect(outcome.errors.split(separator: "\n").count == 1)
         }
 

@@ -1,5 +1,6 @@
 public import ActivityLifecycle
 public import CanonicalJSON
+public import EventStore
 
 /// The tokens an activity's pushes went to, in the order they came: the push-to-start token
 /// that started it (a remote start), then each push token it reported; for each, whether APNs
@@ -22,26 +23,6 @@ public struct TokenLineage: Hashable, Sendable {
         public let since: Timestamp
         /// When APNs declared it dead, if it did while it was in use.
         public let invalidation: TokenDeath?
-    }
-
-    /// What APNs said of a dead token.
-    public struct TokenDeath: Hashable, Sendable {
-        /// The token as the invalidation names it.
-        public let token: String
-        public let status: Int
-        public let reason: String
-        /// Since when APNs holds it dead (its timestamp, or the time of its answer).
-        public let invalidSince: Timestamp
-        /// When Liveline recorded it.
-        public let recordedAt: Timestamp
-
-        public init(token: String, status: Int, reason: String, invalidSince: Timestamp, recordedAt: Timestamp) {
-            self.token = token
-            self.status = status
-            self.reason = reason
-            self.invalidSince = invalidSince
-            self.recordedAt = recordedAt
-        }
     }
 
     public let links: [Link]

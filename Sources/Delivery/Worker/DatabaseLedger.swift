@@ -15,13 +15,11 @@ struct DatabaseLedger: DeliveryLedger {
     }
 
     func histories(_ requests: [StreamID: HistoryRequest]) async throws -> StreamHistories {
-        try await store.withConnection { try DeliveryQueries.histories(requests, $0) }
+        try await store.deliveryHistories(requests)
     }
 
     func app(_ app: AppID, at now: Timestamp) async throws -> AppDelivery? {
-        guard let row = try await store.withConnection({ try DeliveryQueries.appDelivery(of: app, $0) }) else {
-            return nil
-        }
+        guard let row = try await store.appDelivery(of: app) else { return nil }
         var credentials: APNsCredentials? = nil
         if row.credentialsUpdatedAt != nil {
             do {
@@ -43,13 +41,11 @@ struct DatabaseLedger: DeliveryLedger {
     }
 
     func record(_ pending: DeliveryBook.Pending, cursors: [Int: Int64]) async throws {
-        let worker = workerID
-        try await store.withConnection { try DeliveryQueries.record(pending, cursors: cursors, worker: worker, $0) }
+        try await store.recordDeliveries(pending.writes, cursors: cursors, worker: workerID)
     }
 
     func release(_ cursors: [Int: Int64]) async throws {
-        let worker = workerID
-        try await store.withConnection { try DeliveryQueries.moveCursors(cursors, of: worker, releasing: true, $0) }
+        try await store.releaseDeliveryShards(cursors, by: workerID)
         logger.debug("gave delivery shards up", metadata: ["shards": "\(cursors.keys.sorted())"])
     }
 }

@@ -47,8 +47,8 @@ extension DeliveryBook {
             )
         }
 
-        /// The holds to write and the ones to delete: each row's last change.
-        var netHolds: (held: [Hold], released: [HoldKey]) {
+        /// What the store writes: the outcomes, and of the holds each row's last change.
+        var writes: DeliveryWrites {
             var last: [HoldKey: HoldChange] = [:]
             for change in holds { last[change.key] = change }
             var held: [Hold] = []
@@ -56,7 +56,13 @@ extension DeliveryBook {
             for (key, change) in last {
                 if case .held(let hold) = change { held.append(hold) } else { released.append(key) }
             }
-            return (held, released)
+            return DeliveryWrites(
+                records: records,
+                invalidations: invalidations,
+                suspensions: suspensions,
+                held: held,
+                released: released
+            )
         }
     }
 

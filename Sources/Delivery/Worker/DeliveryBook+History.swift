@@ -109,23 +109,6 @@ extension DeliveryBook {
     }
 }
 
-/// Events of one stream to load: versions after `afterVersion`, at positions up to
-/// `throughPosition`, in order.
-struct HistoryRequest: Hashable, Sendable {
-    let afterVersion: Int
-    let throughPosition: Int64
-
-    /// From the stream's first event.
-    var isWhole: Bool { afterVersion == 0 }
-}
-
-/// What was loaded for history requests: each stream's events in version order, and the tokens
-/// APNs declared dead for those streams.
-struct StreamHistories: Sendable {
-    var events: [StreamID: [StoredEvent]] = [:]
-    var invalidations: [StreamID: [String: Timestamp]] = [:]
-}
-
 /// A stream the book could not fold, and the pushes it owes (positions whose delivery is not
 /// settled): the shard's cursor stays before the first of them.
 struct UnreadableStream: Hashable, Sendable {

@@ -72,16 +72,6 @@ extension DeliveryBook {
     }
 }
 
-/// A push held while its app was suspended: a row of `delivery_holds`.
-struct Hold: Hashable, Sendable {
-    let stream: StreamID
-    let position: Int64
-    let startsActivity: Bool
-    /// As read back by a worker that takes the hold over: a start offered again after its app
-    /// resumed, whose worker stopped while it was under way (APNs may have received it).
-    var underWay = false
-}
-
 /// A change to `delivery_holds`, recorded with the outcome that caused it.
 enum HoldChange: Hashable, Sendable {
     case held(Hold)
@@ -93,12 +83,6 @@ enum HoldChange: Hashable, Sendable {
         case .released(let stream, let position): HoldKey(stream: stream, position: position)
         }
     }
-}
-
-/// One held push's row.
-struct HoldKey: Hashable, Sendable {
-    let stream: StreamID
-    let position: Int64
 }
 
 /// The held pushes of one activity: its remote start, when that was held (nothing replaces a

@@ -12,12 +12,7 @@ extension DeliveryWorker {
         let lease = configuration.lease
         while !Task.isCancelled {
             do {
-                let (living, held) = try await store.withConnection { connection in
-                    (
-                        try DeliveryQueries.heartbeat(worker, window: lease, connection),
-                        try DeliveryQueries.renew(worker, lease: lease, connection)
-                    )
-                }
+                let (living, held) = try await store.renewDeliveryLeases(of: worker, lease: lease)
                 let known = book.withLockedValue { $0.heldShards }
                 let lost = known.subtracting(held)
                 if !lost.isEmpty {
@@ -28,30 +23,19 @@ extension DeliveryWorker {
                 if held.count > share {
                     book.withLockedValue { $0.queue(.drain(Set(held.sorted().suffix(held.count - share)))) }
                 } else if held.count < share {
-                    let adoption = try await store.withConnection { connection -> DeliveryBook.ShardChange? in
-                        let claimed = try DeliveryQueries.claim(
-                            share - held.count,
-                            for: worker,
-                            lease: lease,
-                            connection
-                        )
-                        guard let lowest = claimed.values.min() else { return nil }
-                        let shards = Set(claimed.keys)
-                        let (settled, interrupted) = try DeliveryQueries.settledPositions(
-                            after: lowest,
-                            in: shards,
-                            connection
-                        )
-                        return .adopt(
-                            cursors: claimed,
-                            settled: settled,
-                            interrupted: interrupted,
-                            holds: try DeliveryQueries.holds(in: shards, connection)
-                        )
-                    }
-                    if let adoption, case .adopt(let cursors, _, _, _) = adoption {
-                        logger.debug("took delivery shards", metadata: ["shards": "\(cursors.keys.sorted())"])
-                        book.withLockedValue { $0.queue(adoption) }
+                    if let claimed = try await store.claimDeliveryShards(share - held.count, for: worker, lease: lease)
+                    {
+                        logger.debug("took delivery shards", metadata: ["shards": "\(claimed.cursors.keys.sorted())"])
+                        book.withLockedValue {
+                            $0.queue(
+                                .adopt(
+                                    cursors: claimed.cursors,
+                                    settled: claimed.settled,
+                                    interrupted: claimed.interrupted,
+                                    holds: claimed.holds
+                                )
+                            )
+                        }
                     }
                 }
                 wakeup.signal()
@@ -73,6 +57,6 @@ extension DeliveryWorker {
         }
         _ = try? await cycle.record()
         let worker = workerID
-        try? await store.withConnection { try DeliveryQueries.leave(worker, $0) }
+        try? await store.leaveDelivery(worker)
     }
 }

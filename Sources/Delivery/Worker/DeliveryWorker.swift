@@ -5,7 +5,6 @@ import Foundation
 public import Logging
 public import Metrics
 import NIOConcurrencyHelpers
-import Postgres
 public import ServiceLifecycle
 
 /// Delivers the log to devices (SPEC §7). It follows the log by position (the gap-free reading),

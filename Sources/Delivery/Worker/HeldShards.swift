@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import EventStore
 
 /// The shards of the log a delivery worker holds: how far it has read each, which it is giving
 /// up (draining: nothing new is sent for them), and which it took over and has not yet read to

@@ -1,4 +1,5 @@
 import ActivityLifecycle
+import EventStore
 import HeapModule
 
 /// The activities' lanes, with each shard's earliest unsettled position kept as the lanes

@@ -12,7 +12,7 @@ import NIOPosix
 struct ArchivedHistory {
     var deliveries: [DeliveryRecord] = []
     var rejections: [RecordedRejection] = []
-    var deaths: [TokenLineage.TokenDeath] = []
+    var deaths: [TokenDeath] = []
 
     /// The partitions whose archives are to be read: for each table, those it no longer reads
     /// (retired, or detached by a retirement that stopped before dropping them; the rows of one
@@ -146,9 +146,9 @@ struct ArchivedHistory {
         of stream: StreamID,
         in manifest: ArchiveManifest,
         _ folder: ArchiveFolder
-    ) throws -> [TokenLineage.TokenDeath] {
+    ) throws -> [TokenDeath] {
         var columns: ArchivedColumns?
-        var deaths: [TokenLineage.TokenDeath] = []
+        var deaths: [TokenDeath] = []
         try folder.read(manifest) { header, fields in
             if columns == nil {
                 columns = try ArchivedColumns(
@@ -162,7 +162,7 @@ struct ArchivedHistory {
             guard try row.text("activity_id") == stream.activity.rawValue, try row.text("app_id") == stream.app.rawValue
             else { return }
             deaths.append(
-                TokenLineage.TokenDeath(
+                TokenDeath(
                     token: try row.text("device_token"),
                     status: try row.number("status"),
                     reason: try row.text("reason"),

@@ -1,6 +1,5 @@
 public import ActivityLifecycle
 public import CanonicalJSON
-public import EventStore
 
 /// An activity's events as the rows of `deliveries` name them: by position, with the push
 /// token each registration brought (a push to the activity's own token records the

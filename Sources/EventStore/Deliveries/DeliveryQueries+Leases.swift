@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 
 /// The shards' leases and the workers' heartbeats.

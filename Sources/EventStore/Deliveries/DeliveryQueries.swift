@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 
 /// The SQL of delivery: outcomes, invalidated tokens, suspensions, held pushes, the shards'
@@ -10,13 +9,13 @@ enum DeliveryQueries {
     /// moves the shards' cursors (of the shards `worker` still holds) — in one transaction, so a
     /// cursor never passes an outcome (or a hold) that is not recorded.
     static func record(
-        _ pending: DeliveryBook.Pending,
+        _ writes: DeliveryWrites,
         cursors: [Int: Int64],
         worker: String,
         _ connection: Connection
     ) throws {
-        let (records, invalidations, suspensions) = (pending.records, pending.invalidations, pending.suspensions)
-        let (held, released) = pending.netHolds
+        let (records, invalidations, suspensions) = (writes.records, writes.invalidations, writes.suspensions)
+        let (held, released) = (writes.held, writes.released)
         try connection.transaction { connection in
             if !records.isEmpty {
                 try connection.execute(
@@ -195,10 +194,7 @@ enum DeliveryQueries {
 
     /// The app's bundle id, when its credentials were set, and the credentials a suspension names
     /// (the latest).
-    static func appDelivery(
-        of app: AppID,
-        _ connection: Connection
-    ) throws -> (bundleID: String, credentialsUpdatedAt: Timestamp?, suspendedCredentials: Timestamp?)? {
+    static func appDelivery(of app: AppID, _ connection: Connection) throws -> AppDeliverySettings? {
         try connection.query(
             """
             SELECT a.bundle_id, c.updated_at AS credentials_updated_at,
@@ -208,10 +204,12 @@ enum DeliveryQueries {
             WHERE a.app_id = \(app.rawValue)
             """
         ).single.map { row in
-            (
-                try row.decode("bundle_id"),
-                try row.decode("credentials_updated_at", as: PostgresTimestamp?.self).map(Timestamp.init),
-                try row.decode("suspended_credentials", as: PostgresTimestamp?.self).map(Timestamp.init)
+            AppDeliverySettings(
+                bundleID: try row.decode("bundle_id"),
+                credentialsUpdatedAt: try row.decode("credentials_updated_at", as: PostgresTimestamp?.self)
+                    .map(Timestamp.init),
+                suspendedCredentials: try row.decode("suspended_credentials", as: PostgresTimestamp?.self)
+                    .map(Timestamp.init)
             )
         }
     }
@@ -296,25 +294,4 @@ enum DeliveryQueries {
             attemptedAt: Timestamp(try row.decode("attempted_at", as: PostgresTimestamp.self))
         )
     }
-}
-
-/// A token APNs declared dead, to record.
-struct TokenInvalidation: Hashable, Sendable {
-    let stream: StreamID
-    var deviceToken: String
-    let position: Int64
-    let status: Int
-    let reason: String
-    let since: Timestamp
-    /// Set when the token is a push-to-start token (a remote start's), with `deviceToken` as it
-    /// was registered: its invalidation is a change of that slot's token, not of the activity's.
-    var pushToStart: PushToStartSlot? = nil
-}
-
-/// An app whose credentials APNs refused, to record.
-struct Suspension: Hashable, Sendable {
-    let app: AppID
-    let status: Int
-    let reason: String
-    let credentialsUpdatedAt: Timestamp
 }

@@ -1,17 +1,17 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 
-/// The SQL of token lineage: the invalidations of an activity's tokens.
-enum LineageQueries {
+/// The SQL of dead tokens: the invalidations of an activity's tokens, and of the push-to-start
+/// token its remote start went to.
+enum TokenDeathQueries {
     /// APNs' verdicts on the activity's push tokens, and on the push-to-start token its remote
     /// start went to (recorded in the device's slot after the request).
     static func deaths(
         of stream: StreamID,
         remoteStart: (slot: PushToStartSlot, token: String, requestedAt: Timestamp)?,
         _ connection: Connection
-    ) throws -> [TokenLineage.TokenDeath] {
+    ) throws -> [TokenDeath] {
         var deaths = try connection.query(
             """
             SELECT device_token, status, reason, invalid_since, recorded_at FROM push_token_invalidations
@@ -35,8 +35,8 @@ enum LineageQueries {
         return deaths
     }
 
-    private static func death(_ row: PostgresRow) throws -> TokenLineage.TokenDeath {
-        TokenLineage.TokenDeath(
+    private static func death(_ row: PostgresRow) throws -> TokenDeath {
+        TokenDeath(
             token: try row.decode("device_token"),
             status: try row.decode("status"),
             reason: try row.decode("reason"),
