@@ -54,17 +54,11 @@ enum CommandBatch {
         }
     }
 
-    /// What a batch decided, command by command in its order.
+    /// What a batch decided so far, besides each command's stage: what its appends must find
+    /// unchanged, and the remote starts decided so far, which count against the same device's
+    /// later ones (the load saw none of them).
     private struct Decided {
-        var knowns: [KnownActivities.Known?] = []
-        var answers: [BatchAnswer?] = []
-        var appends: [(index: Int, append: ActivityAppend)] = []
-        var rejections: [CommandQueries.BatchRejection] = []
         var rules = CommandQueries.RulesCheck()
-        /// What was loaded, to be remembered once the batch has committed.
-        var loaded: [(index: Int, row: CommandQueries.Loaded)] = []
-        /// The remote starts decided so far count against the same device's later ones (the
-        /// load saw none of them).
         var remoteStarts: [DeviceKey: [Timestamp]] = [:]
     }
 
@@ -79,124 +73,93 @@ enum CommandBatch {
         _ connection: Connection
     ) throws -> [BatchAnswer] {
         var decided = Decided()
-        var first = 0
-        while first < batch.count {
-            try decide(batch[first...], into: &decided, lifecycle, known, connection)
-            first = batch.count
+        var entries: [BatchEntry] = []
+        while entries.count < batch.count {
+            entries += try decide(batch[entries.count...], into: &decided, lifecycle, known, connection)
             batch += joining(batch.count)
         }
-        if decided.loaded.isEmpty { StoreMetrics.recordBatchWithoutLoad() }
-        let (appends, knowns) = (decided.appends, decided.knowns)
-        var answers = decided.answers
+        if entries.allSatisfy({ $0.loaded == nil }) { StoreMetrics.recordBatchWithoutLoad() }
+        let appends = entries.compactMap(\.append)
+        let rejections = entries.compactMap(\.rejectionToRecord)
         var written: [StoredActivity] = []
         var refusedStreams: [StreamID] = []
-        if !appends.isEmpty || !decided.rejections.isEmpty {
-            let results = try CommandQueries.append(
-                appends.map(\.append),
-                recording: decided.rejections,
+        if !appends.isEmpty || !rejections.isEmpty {
+            var results = try CommandQueries.append(
+                appends,
+                recording: rejections,
                 checking: decided.rules,
                 connection
-            )
-            var refused: [(index: Int, rejection: Rejection)] = []
-            for ((index, append), result) in zip(appends, results) {
-                let pending = batch[index]
+            ).makeIterator()
+            entries = try entries.map { entry in
+                guard let append = entry.append, let result = results.next() else { return entry }
                 switch result {
                 case .success(let (first, recordedAt)):
                     written.append(append.stored)
-                    answers[index] = .accepted(append.stored, append.stored(from: first, recordedAt: recordedAt))
+                    return entry.answered(.accepted(append.stored, append.stored(from: first, recordedAt: recordedAt)))
                 case .failure(let refusal):
-                    refusedStreams.append(pending.stream)
-                    // Decided on what is known, which was behind (an opening's activity exists, or
-                    // a cap is reached): decided again on a load, which answers as it would alone.
-                    guard knowns[index] == nil else {
-                        answers[index] = .decideAgain
-                        continue
-                    }
-                    switch try pending.outcome(
-                        of: refusal,
-                        expectedVersion: append.expectedVersion,
-                        lifecycle,
-                        connection
-                    )
-                    {
-                    case .answered(let answer): answers[index] = answer
-                    case .rejected(let rejection): refused.append((index, rejection))
-                    case .append: preconditionFailure("a refusal is never an append")
-                    }
+                    refusedStreams.append(entry.pending.stream)
+                    return try entry.refused(refusal, of: append, lifecycle, connection)
                 }
             }
-            for (index, answer) in record(refused, of: batch, connection) { answers[index] = answer }
+            let recorded = record(entries.compactMap(\.rejectionRefusedAtAppend), connection)
+            entries = entries.map { $0.afterRecording(recorded) }
         }
-        remember(batch, loaded: decided.loaded, written: written, known)
+        remember(entries, written: written, known)
         known.forget(refusedStreams)
-        return answers.map { $0! }
+        return entries.map(\.answer)
     }
 
-    /// Decides one round of commands (`commands`, at their indices in the batch): those that may
-    /// be decided on what is known, the others on one load.
+    /// Decides one round of commands: those that may be decided on what is known, the others on
+    /// one load. Returns their entries, in order.
     private static func decide(
         _ commands: ArraySlice<PendingCommand>,
         into decided: inout Decided,
         _ lifecycle: Lifecycle,
         _ known: KnownActivities,
         _ connection: Connection
-    ) throws {
+    ) throws -> [BatchEntry] {
         let knownNow = known.known(commands.map(\.stream), opening: commands.map(\.command.isRequest))
         let knowns = zip(commands, knownNow).map { pending, known in
             pending.mayBeDecidedOnWhatIsKnown ? known : nil
         }
-        var loaded = knowns.map { $0.map(CommandQueries.Loaded.init) }
-        let missing = knowns.indices.filter { knowns[$0] == nil }
-        if !missing.isEmpty {
-            let rows = try CommandQueries.load(missing.map { commands[commands.startIndex + $0].loadKey }, connection)
-            for (offset, row) in zip(missing, rows) {
-                loaded[offset] = row
-                decided.loaded.append((commands.startIndex + offset, row))
+        let loadKeys = zip(commands, knowns).filter { $0.1 == nil }.map(\.0.loadKey)
+        var loads = (loadKeys.isEmpty ? [] : try CommandQueries.load(loadKeys, connection)).makeIterator()
+        return try zip(commands, knowns).map { pending, known in
+            let loaded = known == nil ? loads.next() : nil
+            guard let decidedOn = known.map(CommandQueries.Loaded.init) ?? loaded else {
+                throw EventStoreError.unreadableRow("the load gave fewer rows than it was asked for")
             }
-        }
-        decided.knowns += knowns
-        decided.answers += Array(repeating: nil, count: commands.count)
-        for (offset, pending) in commands.enumerated() {
-            let index = commands.startIndex + offset
             let device = DeviceKey(pending)
             let earlier = device.flatMap { decided.remoteStarts[$0] } ?? []
-            let decision = try decide(pending, loaded[offset]!, startedInBatch: earlier, lifecycle, connection)
-            if let known = knowns[offset] {
-                // Only an append is guarded against what is known being behind.
-                guard case .append = decision else {
-                    decided.answers[index] = .decideAgain
-                    continue
-                }
-                decided.rules.add(pending.stream.app, version: known.rules.version)
-            }
+            let decision = try decide(pending, decidedOn, startedInBatch: earlier, lifecycle, connection)
+            let stage: BatchEntry.Stage
             switch decision {
-            case .answered(let answer):
-                decided.answers[index] = answer
-            case .rejected(let rejection):
-                decided.rejections.append(pending.record(rejection))
-                decided.answers[index] = .rejected(rejection)
             case .append(let append):
-                decided.appends.append((index, append))
+                // Only an append is guarded against what is known being behind.
+                if let known { decided.rules.add(pending.stream.app, version: known.rules.version) }
                 if let device { decided.remoteStarts[device, default: []].append(pending.now) }
+                stage = .appending(append)
+            case _ where known != nil:
+                stage = .answered(.decideAgain)
+            case .answered(let answer):
+                stage = .answered(answer)
+            case .rejected(let rejection):
+                stage = .rejected(rejection)
             }
+            return BatchEntry(pending: pending, known: known, loaded: loaded, stage: stage)
         }
     }
 
     /// Remembers what the batch loaded and then wrote (it committed): the activities as they are
     /// now, and the rules of the apps loaded.
-    private static func remember(
-        _ batch: [PendingCommand],
-        loaded: [(index: Int, row: CommandQueries.Loaded)],
-        written: [StoredActivity],
-        _ known: KnownActivities
-    ) {
+    private static func remember(_ entries: [BatchEntry], written: [StoredActivity], _ known: KnownActivities) {
         var rules: [AppID: KnownActivities.Rules] = [:]
-        for (index, row) in loaded {
-            if let context = row.context, let version = row.rulesVersion {
-                rules[batch[index].stream.app] = KnownActivities.Rules(context: context, version: version)
+        for entry in entries {
+            if let row = entry.loaded, let context = row.context, let version = row.rulesVersion {
+                rules[entry.pending.stream.app] = KnownActivities.Rules(context: context, version: version)
             }
         }
-        known.remember(loaded.compactMap(\.row.activity) + written, rules: rules)
+        known.remember(entries.compactMap(\.loaded?.activity) + written, rules: rules)
     }
 
     /// What one command does with what was loaded for it.
@@ -256,25 +219,19 @@ enum CommandBatch {
     }
 
     /// Records the rejections of commands that a cap refused at the append, in a statement of
-    /// their own (the batch has committed). A command whose idempotency key a concurrent one
-    /// took meanwhile is decided again, and so answered as that one was.
+    /// their own (the batch has committed).
     private static func record(
-        _ refused: [(index: Int, rejection: Rejection)],
-        of batch: [PendingCommand],
+        _ rejections: [CommandQueries.BatchRejection],
         _ connection: Connection
-    ) -> [(Int, BatchAnswer)] {
-        guard !refused.isEmpty else { return [] }
+    ) -> BatchEntry.Recording {
+        guard !rejections.isEmpty else { return .recorded }
         do {
-            _ = try CommandQueries.append(
-                [],
-                recording: refused.map { batch[$0.index].record($0.rejection) },
-                connection
-            )
-            return refused.map { ($0.index, .rejected($0.rejection)) }
+            _ = try CommandQueries.append([], recording: rejections, connection)
+            return .recorded
         } catch let error as PostgresError where error.isIdempotencyKeyTaken {
-            return refused.map { ($0.index, .decideAgain) }
+            return .keyTakenMeanwhile
         } catch {
-            return refused.map { ($0.index, .failure(error)) }
+            return .failed(error)
         }
     }
 }

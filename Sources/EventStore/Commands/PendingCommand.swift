@@ -45,13 +45,20 @@ extension PendingCommand {
         )
     }
 
+    /// What a refusal of this command's append comes to.
+    enum RefusalOutcome {
+        case answered(BatchAnswer)
+        /// A rule refuses it, as it would have alone: to be recorded.
+        case rejected(Rejection)
+    }
+
     /// What a refusal of this command's append means for it.
     func outcome(
         of refusal: AppendRefusal,
         expectedVersion version: Int,
         _ lifecycle: Lifecycle,
         _ connection: Connection
-    ) throws -> CommandBatch.Decision {
+    ) throws -> RefusalOutcome {
         switch refusal {
         case .appCapReached(let limit, let count): return .rejected(.targetMaximumExceeded(limit: limit, count: count))
         case .globalCapReached(let limit, let count):
@@ -65,7 +72,11 @@ extension PendingCommand {
         case .versionConflict(let actual):
             return .answered(.failure(EventStoreError.versionConflict(expected: version, actual: actual)))
         case .idempotencyKeyTaken:
-            guard let idempotency else { preconditionFailure("a refusal of the idempotency key without a key") }
+            guard let idempotency else {
+                return .answered(
+                    .failure(EventStoreError.unreadableRow("an idempotency key was taken, and it has none"))
+                )
+            }
             return .answered(try BatchAnswer { try EventStore.replay(idempotency, on: stream, lifecycle, connection) })
         }
     }
