@@ -104,12 +104,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
-        // The operators' tools over the log, engine and presentation: replay, verify (with the
-        // cap history), audit. They own their SQL and run it on the store's pool.
+        // The operators' tools over the log: verify (strict folds, deadlines, the cap history,
+        // the archives), audit, and their reports. They read through the store, which runs the
+        // SQL (its stream reader, its cap history, its replay).
         .target(
             name: "EventLogTools",
             dependencies: [
@@ -118,7 +121,6 @@ let package = Package(
                 "Delivery",
                 "EventStore",
                 "LogArchive",
-                "Postgres",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

@@ -6,16 +6,18 @@ public import Postgres
 /// arrive together take it together, in one transaction (`CommandQueue`).
 ///
 /// The store is sorted by feature: `Commands/` (the command path and the one append step),
-/// `Reading/` (readers and the live feed), `Apps/` (apps, keys, the admin audit trail),
-/// `Deadlines/` (the deadline worker), `Schema/` (migrations); each keeps its SQL beside the code
-/// that runs it. `Rows/` maps the log's and the projection's columns for all of them, and for
-/// the operators' tools (`EventLogTools`), as `package` API.
+/// `Reading/` (readers and the live feed), `LogStreams/` (the log stream by stream, for verify
+/// and replay), `CapHistory/` (openings, closings and cap changes in commit order), `Replay/`
+/// (rebuilding the projection), `Apps/` (apps, keys, the admin audit trail), `Deliveries/`
+/// (what delivery records, and the shards' leases), `Deadlines/` (the deadline worker),
+/// `Retention/` (partitions, retirement), `Schema/` (migrations); each keeps its SQL beside the
+/// code that runs it. `Rows/` maps the log's and the projection's columns for all of them.
 ///
 /// Database failures leave the store as `EventStoreError`s: callers never see `PostgresError`.
 public struct EventStore: Sendable {
-    /// The connections the store borrows; `package` so that the operators' tools, which own
-    /// their SQL, run it on the same pool.
-    package let pool: ConnectionPool
+    /// The connections the store borrows; no module above the store reaches them (its SQL is
+    /// all here).
+    let pool: ConnectionPool
     public let lifecycle: Lifecycle
     /// Told after every append, so that readers waiting for events wake up.
     public let notifier: AppendNotifier?
@@ -47,7 +49,7 @@ public struct EventStore: Sendable {
 
     /// Runs `body` on a pooled connection, on the pool's own thread; a database failure
     /// becomes an `EventStoreError`.
-    package func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await EventStoreError.sealing { try await pool.withConnection(body) }
     }
 

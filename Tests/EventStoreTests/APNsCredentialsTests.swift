@@ -1,11 +1,12 @@
 import ActivityLifecycle
 import CanonicalJSON
 import Crypto
-import EventStore
 import Foundation
 import Postgres
 import TestSupport
 import Testing
+
+@testable import EventStore
 
 @Suite("APNs credentials: checked, sealed at rest under the server's secret, never shown")
 struct APNsCredentialsTests {

@@ -1,9 +1,10 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 import TestSupport
 import Testing
+
+@testable import EventStore
 
 @Suite("The command path: load, decide, append")
 struct CommandPathTests {

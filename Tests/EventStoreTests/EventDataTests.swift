@@ -1,9 +1,10 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 import TestSupport
 import Testing
+
+@testable import EventStore
 
 @Suite("Event data in the log: written and read back member for member")
 struct EventDataTests {

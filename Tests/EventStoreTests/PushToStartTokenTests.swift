@@ -1,9 +1,10 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 import TestSupport
 import Testing
+
+@testable import EventStore
 
 @Suite("Push-to-start tokens: one per device and activity type, every change kept")
 struct PushToStartTokenTests {

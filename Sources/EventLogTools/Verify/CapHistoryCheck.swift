@@ -1,6 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
+public import EventStore
 
 /// Replays the open counts in commit order and finds every opening that took a count above the
 /// cap in force when it committed: an app's, a device's or the global one.

@@ -1,6 +1,5 @@
 public import ActivityLifecycle
 public import CanonicalJSON
-public import EventStore
 import Postgres
 
 /// One step of the history the caps govern: an activity opened or closed, or a cap set, with

@@ -1,5 +1,4 @@
 public import ActivityLifecycle
-import EventStore
 
 /// A way in which the live projection differs from what the log says: a field of an
 /// activity's row, a missing or extra row, a stream that cannot be folded, or an open count.

@@ -1,4 +1,3 @@
-public import EventStore
 import Postgres
 
 extension EventStore {

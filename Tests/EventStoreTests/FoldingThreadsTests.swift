@@ -1,5 +1,5 @@
 import Dispatch
-import EventLogTools
+import EventStore
 import Postgres
 import Synchronization
 import TestSupport

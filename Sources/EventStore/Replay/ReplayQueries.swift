@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 
 /// The SQL of `liveline replay`: reading the log through a cursor (which `liveline verify` reads

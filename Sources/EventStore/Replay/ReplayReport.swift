@@ -1,5 +1,4 @@
 public import ActivityLifecycle
-public import EventStore
 
 /// Which part of the log a replay rebuilds.
 public enum ReplayScope: Hashable, Sendable {

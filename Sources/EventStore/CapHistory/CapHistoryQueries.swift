@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 
 /// A cap change from the audit trail (`admin_changes`), with the limit it replaced.

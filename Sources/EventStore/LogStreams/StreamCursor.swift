@@ -1,5 +1,4 @@
 import ActivityLifecycle
-import EventStore
 import Postgres
 
 /// Reads the log stream by stream through the open cursor `liveline_log_events`, a batch at a

@@ -1,20 +1,19 @@
-import CanonicalJSON
-import EventStore
+public import CanonicalJSON
 import Postgres
 
 /// A partition of a table split by time, as the database records it: its times, whether its
 /// table still reads it, whether it was retired, and the manifest of its archive if one was
 /// written.
-struct RecordedPartition: Sendable {
-    let name: String
-    let from: String
-    let to: String
+public struct RecordedPartition: Sendable {
+    public let name: String
+    public let from: String
+    public let to: String
     /// Attached to its table (and not being detached): its rows are in the live table, and its
     /// archive, if one was written already, is not to be read as well.
-    let live: Bool
-    let retired: Bool
+    public let live: Bool
+    public let retired: Bool
     /// The manifest's JSON text.
-    let archive: String?
+    public let archive: String?
 }
 
 /// The SQL of the partitions the tools read archives for.
@@ -52,7 +51,10 @@ enum RecordedPartitionQueries {
 extension EventStore {
     /// The partitions of `table` (`events`, `deliveries`, …), oldest first; only those whose
     /// time ends after `time`, when given.
-    func recordedPartitions(of table: String, endingAfter time: Timestamp? = nil) async throws -> [RecordedPartition] {
+    public func recordedPartitions(
+        of table: String,
+        endingAfter time: Timestamp? = nil
+    ) async throws -> [RecordedPartition] {
         try await withConnection { try RecordedPartitionQueries.partitions(of: table, endingAfter: time, $0) }
     }
 }

@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Postgres
 
 /// The SQL of reading the log stream by stream (`StreamCursor`), for `liveline verify` and

@@ -1,5 +1,4 @@
 public import ActivityLifecycle
-public import EventStore
 
 extension Lifecycle {
     /// The projection of a stored stream (at least one event), folded strictly.

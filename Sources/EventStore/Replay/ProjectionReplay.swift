@@ -1,5 +1,4 @@
 import ActivityLifecycle
-public import EventStore
 import Postgres
 
 /// Rebuilds the projection (activities, their deadlines, the open counts of the caps) from the
