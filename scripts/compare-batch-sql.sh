@@ -10,8 +10,12 @@
 #   openings        8 new activities on 8 devices: admitted together
 #   cap pressure    8 new activities on 2 devices (4 each, cap 3): admitted one by one, 2 refused
 #   updates         8 plain appends to existing activities
+# and BATCHES lone commands, each its own transaction, through the entry point a batch of one
+# takes (`liveline_append`), as the deadline worker's and a quiet server's commands do:
+#   lone opening    a new activity
+#   lone update     an append to an existing activity
 # Each pair runs the sides in turn, A first in odd pairs and B first in even ones. Prints
-# microseconds per batch for each case and side, the median over the pairs, and in how many
+# microseconds per batch (or lone command) for each case and side, the median over the pairs, and in how many
 # pairs B was faster.
 #   scripts/compare-batch-sql.sh MIGRATIONS_A MIGRATIONS_B [--pairs 5] [--batches 1000] [--binary B]
 set -euo pipefail
@@ -114,13 +118,52 @@ SELECT round(extract(epoch FROM finished - started) * 1e6 / $BATCHES) FROM timin
 SQL
 }
 
-CASES=(openings "cap pressure" updates)
+# One lone case: BATCHES transactions, each one call of liveline_append with one command: an
+# opening of the activity the expression over b names, or (an ACTIVITY of its own, opened first,
+# outside the timing) its b-th update; prints µs per command.
+run_lone() {
+    local database=$1 activity=$2 kind=$3
+    local version type
+    [[ $kind == opening ]] && version=0 type=activity.requested || version=b type=activity.updated
+    psql_on "$database" -t -A <<SQL
+SET synchronous_commit = off;
+CREATE TEMP TABLE timing (started timestamptz, finished timestamptz);
+DO \$\$
+BEGIN
+    IF '$kind' = 'update' THEN
+        PERFORM liveline_append('bench', $activity, 0,
+            jsonb_build_object('app_id', 'bench', 'activity_id', $activity, 'state', 'active', 'version', 1,
+                'requested_at', now(), 'last_event_at', now(), 'attributes', '{}'::jsonb,
+                'content_state', '{}'::jsonb, 'priority_updates', '[]'::jsonb),
+            ARRAY['activity.requested'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
+    END IF;
+END
+\$\$;
+INSERT INTO timing VALUES (clock_timestamp(), NULL);
+DO \$\$
+BEGIN
+    FOR b IN 1 .. $BATCHES LOOP
+        PERFORM liveline_append('bench', $activity, $version,
+            jsonb_build_object('app_id', 'bench', 'activity_id', $activity, 'state', 'active', 'version', $version + 1,
+                'requested_at', now(), 'last_event_at', now(), 'attributes', '{}'::jsonb,
+                'content_state', jsonb_build_object('lone', b), 'priority_updates', '[]'::jsonb),
+            ARRAY['$type'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+UPDATE timing SET finished = clock_timestamp();
+SELECT round(extract(epoch FROM finished - started) * 1e6 / $BATCHES) FROM timing;
+SQL
+}
+
+CASES=(openings "cap pressure" updates "lone opening" "lone update")
 declare -A FIGURES
 declare -a WINS
 echo "pairs: $PAIRS, batches of 8 per case and run: $BATCHES; µs per batch (A = ${FOLDERS[0]}, B = ${FOLDERS[1]})"
 for pair in $(seq 1 "$PAIRS"); do
     line="pair $pair"
-    for case_index in 0 1 2; do
+    for case_index in 0 1 2 3 4; do
         for order in 0 1; do
             side=$(( (order + pair + 1) % 2 ))
             database="side_$side"
@@ -130,6 +173,8 @@ for pair in $(seq 1 "$PAIRS"); do
                 1) us=$(run_case "$database" "$prefix || 'c' || b || '-' || k" "$prefix || 'c' || b || '-d' || k % 2" 0 \
                     activity.requested) ;;
                 2) us=$(run_case "$database" "$prefix || '1-' || k" "$prefix || '1-d' || k" "b" activity.updated) ;;
+                3) us=$(run_lone "$database" "$prefix || 'lone-' || b" opening) ;;
+                4) us=$(run_lone "$database" "$prefix || 'lone-u' || $order" update) ;;
             esac
             FIGURES[$case_index,$side]+="$us "
             [[ $side == 0 ]] && a_us=$us || b_us=$us
@@ -140,16 +185,16 @@ for pair in $(seq 1 "$PAIRS"); do
     echo "$line"
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-for case_index in 0 1 2; do
+for case_index in 0 1 2 3 4; do
     a=$(echo "${FIGURES[$case_index,0]}" | median)
     b=$(echo "${FIGURES[$case_index,1]}" | median)
     printf '%-13s A %6s µs  B %6s µs  B/A %s  B faster in %s of %s pairs\n' "${CASES[$case_index]}" "$a" "$b" \
         "$(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.1f %%", 100 * b / a}')" "${WINS[$case_index]:-0}" "$PAIRS"
 done
 # Each side must have done the same work: 8 + 6 + 8 events per batch (two openings of each
-# cap-pressure batch refused).
+# cap-pressure batch refused), one per lone command of each case, and the lone updates' openings.
 for side in 0 1; do
     events=$(psql_on "side_$side" -t -A -c "SELECT count(*) FROM events")
-    expected=$((PAIRS * BATCHES * 22))
+    expected=$((PAIRS * BATCHES * 24 + PAIRS))
     [[ $events -eq $expected ]] || { echo "side_$side has $events events, expected $expected" >&2; exit 1; }
 done
