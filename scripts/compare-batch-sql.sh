@@ -82,12 +82,13 @@ for side in 0 1; do
         END IF; END \$\$" >/dev/null
 done
 
-# One case: BATCHES transactions, each one call of liveline_append_batch with 8 commands built by
-# the case's expressions over the batch number b and the command number k; prints µs per batch.
-run_case() {
-    local database=$1 activity=$2 device=$3 version=$4 type=$5
-    psql_on "$database" -t -A <<SQL
+# timed DATABASE SETUP STATEMENTS: runs SETUP (SQL, not timed), then STATEMENTS (PL/pgSQL over
+# the iteration number b) BATCHES times, each iteration its own transaction; prints µs per
+# iteration.
+timed() {
+    psql_on "$1" -t -A <<SQL
 SET synchronous_commit = off;
+$2
 CREATE TEMP TABLE timing (started timestamptz, finished timestamptz);
 INSERT INTO timing VALUES (clock_timestamp(), NULL);
 DO \$\$
@@ -97,6 +98,21 @@ DECLARE
     v_versions integer[];
 BEGIN
     FOR b IN 1 .. $BATCHES LOOP
+$3
+        COMMIT;
+    END LOOP;
+END
+\$\$;
+UPDATE timing SET finished = clock_timestamp();
+SELECT round(extract(epoch FROM finished - started) * 1e6 / $BATCHES) FROM timing;
+SQL
+}
+
+# One case: one call of liveline_append_batch with 8 commands built by the case's expressions
+# over the batch number b and the command number k; prints µs per batch.
+run_case() {
+    local database=$1 activity=$2 device=$3 version=$4 type=$5
+    timed "$database" "" "
         SELECT array_agg($activity ORDER BY k), array_agg($version ORDER BY k),
                array_agg(jsonb_build_object('app_id', 'bench', 'activity_id', $activity, 'state', 'pending',
                    'version', $version + 1, 'device_id', $device, 'requested_at', now(), 'last_event_at', now(),
@@ -108,53 +124,30 @@ BEGIN
             array_fill('$type'::text, ARRAY[8]), array_fill('{}'::jsonb, ARRAY[8]), array_fill('app'::text, ARRAY[8]),
             array_fill(now(), ARRAY[8]), array_fill(CASE WHEN $version = 0 THEN 1 ELSE 0 END, ARRAY[8]),
             array_fill(NULL::text, ARRAY[8]), array_fill(NULL::bytea, ARRAY[8]), array_fill(NULL::jsonb, ARRAY[8]),
-            '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}');
-        COMMIT;
-    END LOOP;
-END
-\$\$;
-UPDATE timing SET finished = clock_timestamp();
-SELECT round(extract(epoch FROM finished - started) * 1e6 / $BATCHES) FROM timing;
-SQL
+            '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}');"
 }
 
-# One lone case: BATCHES transactions, each one call of liveline_append with one command: an
-# opening of the activity the expression over b names, or (an ACTIVITY of its own, opened first,
-# outside the timing) its b-th update; prints µs per command.
+# lone_append ACTIVITY VERSION TYPE CONTENT: a call of liveline_append with one command.
+lone_append() {
+    echo "liveline_append('bench', $1, $2,
+            jsonb_build_object('app_id', 'bench', 'activity_id', $1, 'state', 'active', 'version', $2 + 1,
+                'requested_at', now(), 'last_event_at', now(), 'attributes', '{}'::jsonb,
+                'content_state', $4, 'priority_updates', '[]'::jsonb),
+            ARRAY['$3'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL)"
+}
+
+# One lone case: one call of liveline_append with one command, an opening of the activity the
+# expression over b names, or (an ACTIVITY of its own, opened first, not timed) its b-th update;
+# prints µs per command.
 run_lone() {
     local database=$1 activity=$2 kind=$3
-    local version type
-    [[ $kind == opening ]] && version=0 type=activity.requested || version=b type=activity.updated
-    psql_on "$database" -t -A <<SQL
-SET synchronous_commit = off;
-CREATE TEMP TABLE timing (started timestamptz, finished timestamptz);
-DO \$\$
-BEGIN
-    IF '$kind' = 'update' THEN
-        PERFORM liveline_append('bench', $activity, 0,
-            jsonb_build_object('app_id', 'bench', 'activity_id', $activity, 'state', 'active', 'version', 1,
-                'requested_at', now(), 'last_event_at', now(), 'attributes', '{}'::jsonb,
-                'content_state', '{}'::jsonb, 'priority_updates', '[]'::jsonb),
-            ARRAY['activity.requested'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
-    END IF;
-END
-\$\$;
-INSERT INTO timing VALUES (clock_timestamp(), NULL);
-DO \$\$
-BEGIN
-    FOR b IN 1 .. $BATCHES LOOP
-        PERFORM liveline_append('bench', $activity, $version,
-            jsonb_build_object('app_id', 'bench', 'activity_id', $activity, 'state', 'active', 'version', $version + 1,
-                'requested_at', now(), 'last_event_at', now(), 'attributes', '{}'::jsonb,
-                'content_state', jsonb_build_object('lone', b), 'priority_updates', '[]'::jsonb),
-            ARRAY['$type'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
-        COMMIT;
-    END LOOP;
-END
-\$\$;
-UPDATE timing SET finished = clock_timestamp();
-SELECT round(extract(epoch FROM finished - started) * 1e6 / $BATCHES) FROM timing;
-SQL
+    local content="jsonb_build_object('lone', b)"
+    if [[ $kind == opening ]]; then
+        timed "$database" "" "PERFORM $(lone_append "$activity" 0 activity.requested "$content");"
+    else
+        timed "$database" "DO \$\$ BEGIN PERFORM $(lone_append "$activity" 0 activity.requested "'{}'::jsonb"); END \$\$;" \
+            "PERFORM $(lone_append "$activity" b activity.updated "$content");"
+    fi
 }
 
 CASES=(openings "cap pressure" updates "lone opening" "lone update")
