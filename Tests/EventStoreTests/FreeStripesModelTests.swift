@@ -5,7 +5,7 @@ import PropertyBased
 import TestSupport
 import Testing
 
-/// `liveline_batch_free_stripes` frees a batch's closings together; whatever the closings and the
+/// `liveline_free_stripes` frees a batch's closings together; whatever the closings and the
 /// excesses, it must leave the counts as closings one after the other would (`CapCounts.close`).
 @Suite("A batch's closings freed together, against the same closings one after the other")
 struct FreeStripesModelTests {
@@ -57,7 +57,7 @@ struct FreeStripesModelTests {
                     let before = try Self.setUp(holders, excesses: excesses, spares: spares, connection)
                     try connection.execute(
                         """
-                        SELECT liveline_batch_free_stripes(
+                        SELECT liveline_free_stripes(
                             \(PostgresArray(commands.indices.filter { commands[$0] != nil }.map { Int32($0 + 1) })),
                             \(PostgresArray(commands.map { $0?.app ?? Self.apps[0] })),
                             \(PostgresArray(commands.map { JSONB($0?.device.map { #"{"device_id":"\#($0)"}"# } ?? "{}") })),

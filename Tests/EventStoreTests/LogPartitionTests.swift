@@ -1,10 +1,11 @@
 import ActivityLifecycle
 import CanonicalJSON
-import EventStore
 import Foundation
 import Postgres
 import TestSupport
 import Testing
+
+@testable import EventStore
 
 @Suite("The log split by the time each stream began")
 struct LogPartitionTests {
@@ -284,10 +285,10 @@ struct LogPartitionTests {
             )
             let store = EventStore(pool: pool, lifecycle: Lifecycle())
             try await store.createApp(app, AppSettings(bundleID: "b", maxOpen: 10), by: .commandLine)
-            try await store.execute(requestCommand(), on: old, at: now)
-            try await store.execute(updateCommand(2), on: old, at: now + .seconds(1))
-            try await store.execute(requestCommand(), on: ended, at: now)
-            try await store.execute(.end(.init(dismissal: .immediate)), on: ended, at: now + .seconds(1))
+            try await Self.appendAlone(requestCommand(), on: old, at: now, store)
+            try await Self.appendAlone(updateCommand(2), on: old, at: now + .seconds(1), store)
+            try await Self.appendAlone(requestCommand(), on: ended, at: now, store)
+            try await Self.appendAlone(.end(.init(dismissal: .immediate)), on: ended, at: now + .seconds(1), store)
             let before = try await log(pool)
             #expect(before.count >= 4)
             let oldVersion = try #require(try await store.activity(old)).activity.version
@@ -339,6 +340,35 @@ struct LogPartitionTests {
             #expect(placed["upgraded/ended"]?.allSatisfy { $0 == "events_before_partitions" } == true)
             #expect(placed["upgraded/new"]?.contains("events_before_partitions") == false)
             #expect(try await store.activity(old)?.activity.version == oldVersion + 1)
+        }
+    }
+
+    /// Appends one command as the store decides it, through the batch's function: the
+    /// `liveline_append` of a database this old returns no refusal, which the store's lone
+    /// statement reads.
+    private static func appendAlone(
+        _ command: Command,
+        on stream: StreamID,
+        at now: Timestamp,
+        _ store: EventStore
+    )
+        async throws
+    {
+        let lifecycle = Lifecycle()
+        let before = try await store.activity(stream)?.activity
+        let context = DecisionContext(
+            app: AppRules(maxOpen: 10, maxOpenPerDevice: nil, priorityBudgetPerHour: 10),
+            globalMaxOpen: 1_000,
+            open: OpenCounts(app: 0, global: 0, device: 0)
+        )
+        let events = try lifecycle.decide(command, for: before, at: now, context: context)
+        let after = try #require(try events.reduce(before) { try lifecycle.evolve($0, with: $1) })
+        let append = ActivityAppend(events, on: stream, from: before, to: after, lifecycle, idempotency: nil)
+        try await store.pool.withConnection { connection in
+            let refusal: String? = try connection.query(
+                "SELECT refusal FROM liveline_append_batch(\(arguments: CommandQueries.arguments([append], recording: [])))"
+            ).single!.decode("refusal")
+            #expect(refusal == nil)
         }
     }
 }

@@ -1,3 +1,5 @@
+import ActivityLifecycle
+import CanonicalJSON
 import Foundation
 import Postgres
 import TestSupport
@@ -64,9 +66,26 @@ struct SQLNamesTests {
                 }
             }
             let batch = try await parameters("liveline_append_batch")
+            let lone = try await parameters("liveline_append")
             let rules = try await parameters("liveline_rules_unchanged")
             #expect(CommandQueries.arguments([], recording: []).names == batch)
+            #expect(CommandQueries.arguments(try Self.opening()).names == lone)
             #expect(CommandQueries.RulesCheck().arguments.names == rules)
         }
+    }
+
+    /// An opening's append, as a request decides it.
+    private static func opening() throws -> ActivityAppend {
+        let lifecycle = Lifecycle()
+        let context = DecisionContext(
+            app: AppRules(maxOpen: 5, maxOpenPerDevice: nil, priorityBudgetPerHour: 10),
+            globalMaxOpen: 100,
+            open: OpenCounts(app: 0, global: 0, device: 0)
+        )
+        let now = Timestamp(microsecondsSince1970: 1_800_000_000_000_000)
+        let events = try lifecycle.decide(requestCommand(), for: nil, at: now, context: context)
+        let activity = try #require(try events.reduce(nil) { try lifecycle.evolve($0, with: $1) })
+        let stream = StreamID(app: AppID(rawValue: "com.example.names")!, activity: ActivityID(rawValue: "a")!)
+        return ActivityAppend(events, on: stream, from: nil, to: activity, lifecycle, idempotency: nil)
     }
 }

@@ -3,8 +3,8 @@
 -- fits, it is counted — one of the app's stripes, the device's row, one global stripe — and the
 -- stripes it took are returned; when it does not, nothing is counted and `refusal` is the code
 -- of the cap reached (LL001 app, LL003 device, LL002 global) with its detail (`limit`, `count`).
--- `liveline_append` raises that refusal; `liveline_append_batch` records it for that opening
--- alone and goes on.
+-- Every append returns that refusal for that opening alone (`liveline_append`,
+-- `liveline_append_batch`), and a batch goes on with its other commands.
 --
 -- Locks are taken in one order (app stripe, device, global stripe) by every path, so they cannot
 -- deadlock; what this opening locked stays locked until the transaction ends, refused or not.

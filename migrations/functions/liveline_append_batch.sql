@@ -4,12 +4,17 @@
 -- commands refused before the append recorded with their idempotency keys. Returns, per command
 -- in order, its first position or what refused it.
 --
--- Its steps are functions of their own (`liveline_batch_*`), each saying what it does and why.
+-- Its steps are functions of their own, each saying what it does and why: those only a batch
+-- takes (`liveline_batch_*`), and those every append takes, a lone one (`liveline_append`) too:
+-- admission (`liveline_admit_opening`), freeing a closing's stripes (`liveline_lock_cap_rows`,
+-- `liveline_free_stripes`), the projection rows (`liveline_insert_openings`,
+-- `liveline_update_projections`) and the tail (`liveline_write_events`).
+--
 -- Concurrent batches must not wait for each other in a cycle, so a batch takes every lock it may
 -- wait for first, each kind sorted, in an order all batches and single commands share: the
 -- activities and keys it creates (`lock_keys`), the existing activities (`lock_activities`), then
 -- the app stripes, the devices and the global stripes that closings free (`admit_together`, which
--- does not wait, or else `lock_cap_rows`). Then it frees the closings' stripes, admits the
+-- does not wait, or else `liveline_lock_cap_rows`). Then it frees the closings' stripes, admits the
 -- openings and writes the rest.
 --
 -- Nothing it locks is updated in a subtransaction: such a row version gets a multixact, which
@@ -47,10 +52,9 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     v_count integer := coalesce(cardinality(p_app_ids), 0);
-    -- Per command: its activity's version, row address and stripes now (locked), where its events
-    -- begin in the event arrays, its first position once written, and what refused it.
+    -- Per command: its activity's version, row address and stripes now (locked), its first
+    -- position once written, and what refused it.
     v_locked record;
-    v_starts integer[] := '{}';
     v_positions bigint[] := '{}';
     v_refusals text[] := '{}';
     v_details text[] := '{}';
@@ -66,9 +70,6 @@ DECLARE
     v_opened_global_stripes smallint[];
     v_admission record;
     v_written integer[];
-    v_total integer;
-    v_next bigint;
-    v_last integer := 1;
     i integer;
 BEGIN
     -- The gate that a replay closes comes first, as in every append.
@@ -91,8 +92,6 @@ BEGIN
     -- refused; the openings are admitted below, together or one by one.
     v_locked := liveline_batch_lock_activities(p_app_ids, p_activity_ids, p_expected_versions);
     FOR i IN 1 .. v_count LOOP
-        v_starts[i] := v_last;
-        v_last := v_last + p_event_counts[i];
         IF p_expected_versions[i] = 0 THEN
             v_openings := v_openings || i;
         ELSIF v_locked.versions[i] = p_expected_versions[i] THEN
@@ -123,11 +122,11 @@ BEGIN
         END IF;
     END IF;
     IF cardinality(v_closed) > 0 OR cardinality(v_openings) > cardinality(v_opened) THEN
-        PERFORM liveline_batch_lock_cap_rows(v_closed, v_openings, p_app_ids, p_rows, v_locked.app_stripes,
+        PERFORM liveline_lock_cap_rows(v_closed, v_openings, p_app_ids, p_rows, v_locked.app_stripes,
             v_locked.global_stripes);
     END IF;
     IF cardinality(v_closed) > 0 THEN
-        PERFORM liveline_batch_free_stripes(v_closed, p_app_ids, p_rows, v_locked.app_stripes,
+        PERFORM liveline_free_stripes(v_closed, p_app_ids, p_rows, v_locked.app_stripes,
             v_locked.global_stripes);
     END IF;
 
@@ -148,35 +147,22 @@ BEGIN
         END LOOP;
     END IF;
     IF cardinality(v_opened) > 0 THEN
-        PERFORM liveline_batch_insert_openings(v_opened, v_opened_app_stripes, v_opened_global_stripes, p_rows);
+        PERFORM liveline_insert_openings(v_opened, v_opened_app_stripes, v_opened_global_stripes, p_rows);
     END IF;
 
-    -- The appends and the admitted openings take the transaction's next positions, and are
-    -- written: their projection rows, events and idempotency keys. The closings come first, in
+    -- The appends and the admitted openings are written: their projection rows, then their events
+    -- and idempotency keys, at the transaction's next positions. The closings come first, in
     -- command order, then the others in command order: the openings were admitted on the room
     -- the closings made, and the log says so (a fold of it never counts them open together).
-    SELECT array_agg(w.i ORDER BY p_open_changes[w.i] <> -1, w.i), sum(p_event_counts[w.i]) INTO v_written, v_total
+    SELECT array_agg(w.i ORDER BY p_open_changes[w.i] <> -1, w.i) INTO v_written
         FROM unnest(v_appended || v_opened) AS w(i);
     IF v_written IS NOT NULL THEN
-        v_next := liveline_take_positions(v_total);
-        FOREACH i IN ARRAY v_written LOOP
-            v_positions[i] := v_next;
-            v_next := v_next + p_event_counts[i];
-        END LOOP;
         IF cardinality(v_appended) > 0 THEN
-            PERFORM liveline_batch_update_projections(v_appended, v_locked.tids, p_rows, p_open_changes);
+            PERFORM liveline_update_projections(v_appended, v_locked.tids, p_rows, p_open_changes);
         END IF;
-        INSERT INTO events (position, transaction_id, app_id, activity_id, version, type, data, caused_by, occurred_at,
-                            stream_recorded_at)
-            SELECT v_positions[p.i] + e.k, pg_current_xact_id(), p_app_ids[p.i], p_activity_ids[p.i],
-                   p_expected_versions[p.i] + e.k + 1, p_types[v_starts[p.i] + e.k], p_data[v_starts[p.i] + e.k],
-                   p_causes[v_starts[p.i] + e.k]::event_cause, p_occurred_at[v_starts[p.i] + e.k],
-                   coalesce(v_locked.stream_recorded_ats[p.i], now())
-            FROM unnest(v_written) AS p(i), generate_series(0, p_event_counts[p.i] - 1) AS e(k);
-        INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
-            SELECT p_app_ids[p.i], p_idempotency_keys[p.i], p_request_sha256s[p.i], p_activity_ids[p.i], p_outcomes[p.i]
-            FROM unnest(v_written) AS p(i)
-            WHERE p_idempotency_keys[p.i] IS NOT NULL;
+        v_positions := liveline_write_events(v_written, p_app_ids, p_activity_ids, p_expected_versions,
+            v_locked.stream_recorded_ats, p_event_counts, p_types, p_data, p_causes, p_occurred_at, p_idempotency_keys,
+            p_request_sha256s, p_outcomes);
     END IF;
 
     RETURN QUERY SELECT v_positions[c.i], CASE WHEN v_positions[c.i] IS NOT NULL THEN now() END,

@@ -10,7 +10,7 @@
 --
 -- Returns, per opening, the app stripe and the global stripe it took; or NULLs, holding and
 -- counting nothing, when they do not all fit (the batch then waits for all of its apps' stripes,
--- `liveline_batch_lock_cap_rows`, and admits them one by one). Giving back what was taken is
+-- `liveline_lock_cap_rows`, and admits them one by one). Giving back what was taken is
 -- rolling back the block that took it: PL/pgSQL releases a row lock no other way. So the block
 -- raises `LL010` when they do not fit, and catches it. What it locks it also updates, in that
 -- one block: a row locked in a subtransaction and updated in its parent gets a multixact.

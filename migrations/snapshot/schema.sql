@@ -34,14 +34,14 @@ CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
     LANGUAGE sql IMMUTABLE
     AS $$ body of 5 lines, sha256 7ab01cb283384ad9… $$;
 
-CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone)
+CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
-    AS $$ body of 76 lines, sha256 58ee515d8eaea3b0… $$;
+    AS $$ body of 50 lines, sha256 f00a4f218ad56b28… $$;
 
 CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 140 lines, sha256 82f48f4095412b0a… $$;
+    AS $$ body of 121 lines, sha256 bef229a40d570a40… $$;
 
 CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
     LANGUAGE plpgsql
@@ -76,21 +76,9 @@ CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids 
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 6 lines, sha256 7d42739f5e1e77b0… $$;
 
-CREATE FUNCTION public.liveline_batch_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 45 lines, sha256 78012e7a9819c91b… $$;
-
-CREATE FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 9 lines, sha256 e140e900b5271d1b… $$;
-
 CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
     LANGUAGE plpgsql
     AS $$ body of 12 lines, sha256 08dd9dcf4fcb48a4… $$;
-
-CREATE FUNCTION public.liveline_batch_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 21 lines, sha256 351db3942f964c22… $$;
 
 CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) RETURNS void
     LANGUAGE plpgsql
@@ -99,10 +87,6 @@ CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids
 CREATE FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) RETURNS void
     LANGUAGE plpgsql
     AS $$ body of 11 lines, sha256 4b25e90ddc4b07f8… $$;
-
-CREATE FUNCTION public.liveline_batch_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 17 lines, sha256 afb530eedc0c78f3… $$;
 
 CREATE FUNCTION public.liveline_create_partitions(p_parent text) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -133,9 +117,24 @@ CREATE FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, 
     SET plan_cache_mode TO 'force_generic_plan'
     AS $$ body of 13 lines, sha256 dced70122b18d76b… $$;
 
+CREATE FUNCTION public.liveline_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 45 lines, sha256 78012e7a9819c91b… $$;
+
 CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
     LANGUAGE plpgsql
     AS $$ body of 12 lines, sha256 1ba0ff183520a065… $$;
+
+CREATE FUNCTION public.liveline_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) RETURNS void
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 9 lines, sha256 e140e900b5271d1b… $$;
+
+CREATE FUNCTION public.liveline_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 21 lines, sha256 351db3942f964c22… $$;
 
 CREATE FUNCTION public.liveline_record_admin_change(p_action text, p_app_id text, p_details jsonb) RETURNS void
     LANGUAGE sql
@@ -173,6 +172,16 @@ CREATE FUNCTION public.liveline_stable_position() RETURNS bigint
 CREATE FUNCTION public.liveline_take_positions(p_count integer) RETURNS bigint
     LANGUAGE plpgsql
     AS $$ body of 9 lines, sha256 ed586f72e73bb170… $$;
+
+CREATE FUNCTION public.liveline_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) RETURNS void
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 17 lines, sha256 afb530eedc0c78f3… $$;
+
+CREATE FUNCTION public.liveline_write_events(p_written integer[], p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_stream_recorded_ats timestamp with time zone[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) RETURNS bigint[]
+    LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$ body of 42 lines, sha256 02676ccd299a7721… $$;
 
 CREATE TABLE public.activities (
     app_id public.liveline_id NOT NULL,
@@ -1134,19 +1143,11 @@ GRANT ALL ON FUNCTION public.liveline_batch_admit_together(p_openings integer[],
 
 GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) TO liveline_service;
 
-GRANT ALL ON FUNCTION public.liveline_batch_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) TO liveline_service;
-
 GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) TO liveline_service;
 
 REVOKE ALL ON FUNCTION public.liveline_create_partitions(p_parent text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.liveline_create_partitions(p_parent text) TO liveline_service;
@@ -1158,6 +1159,12 @@ REVOKE ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit b
 GRANT ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) TO liveline_service;
 GRANT ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) TO liveline_dashboard;
 
+GRANT ALL ON FUNCTION public.liveline_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
+
 GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
 
 GRANT ALL ON FUNCTION public.liveline_respread_global_cap() TO liveline_service;
@@ -1168,6 +1175,10 @@ GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_service;
 GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_dashboard;
 
 GRANT ALL ON FUNCTION public.liveline_take_positions(p_count integer) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) TO liveline_service;
+
+GRANT ALL ON FUNCTION public.liveline_write_events(p_written integer[], p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_stream_recorded_ats timestamp with time zone[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.activities TO liveline_service;
 GRANT SELECT ON TABLE public.activities TO liveline_dashboard;

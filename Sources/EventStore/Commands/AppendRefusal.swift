@@ -14,8 +14,8 @@ enum LivelineSQLState: String, CaseIterable {
     /// to give back what it took when a batch's openings do not all fit; it never leaves the
     /// function.
     case openingsDoNotFitTogether = "LL010"
-    /// `liveline_append`: the activity is not at the expected version (detail: `actual`, null
-    /// when it does not exist), or an opening's activity exists.
+    /// An append: the activity is not at the expected version (detail: `actual`, null when it
+    /// does not exist), or an opening's activity exists.
     case versionConflict = "LL409"
     /// `liveline_rules_unchanged`: an app's rules changed since a batch was decided under them.
     case rulesChanged = "LL412"
@@ -32,18 +32,16 @@ enum ConstraintName: String, CaseIterable {
     case activity = "activities_pkey"
 }
 
-/// Why the append refused one command: read once from the SQLSTATE and its JSON detail.
+/// Why the append refused one command: read from the code and JSON detail it returned for it.
 enum AppendRefusal: Error, Equatable {
     case appCapReached(limit: Int, count: Int)
     case globalCapReached(limit: Int, count: Int)
     case deviceCapReached(limit: Int, count: Int)
     /// The activity's version when the expected one was not found; `nil` when it does not exist.
     case versionConflict(actual: Int?)
-    /// A concurrent command with the same idempotency key committed first.
-    case idempotencyKeyTaken
 
-    /// The refusal a batch reported for one command: its code and detail; `nil` for a code that
-    /// is no refusal.
+    /// The refusal an append returned for one command: its code and detail; `nil` for a code
+    /// that is no refusal.
     init?(code: String, detail: String?) {
         let fields = detail.flatMap { try? JSONParser.parseObject(Array($0.utf8)).members } ?? [:]
         func integer(_ name: String) -> Int? {
@@ -60,17 +58,6 @@ enum AppendRefusal: Error, Equatable {
         case LivelineSQLState.versionConflict.rawValue:
             self = .versionConflict(actual: integer("actual"))
         default:
-            return nil
-        }
-    }
-
-    /// The refusal `liveline_append` raised, when `error` is one; `nil` for any other failure.
-    init?(_ error: PostgresError) {
-        if error.isIdempotencyKeyTaken {
-            self = .idempotencyKeyTaken
-        } else if let state = error.sqlState, state != .uniqueViolation {
-            self.init(code: state.rawValue, detail: error.detail)
-        } else {
             return nil
         }
     }

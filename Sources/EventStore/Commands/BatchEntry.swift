@@ -56,14 +56,9 @@ struct BatchEntry {
     /// What a refusal of its append comes to: decided again when it was decided on what is known
     /// (which was behind: an opening's activity exists, or a cap is reached), else answered as
     /// it would be alone.
-    func refused(
-        _ refusal: AppendRefusal,
-        of append: ActivityAppend,
-        _ lifecycle: Lifecycle,
-        _ connection: Connection
-    ) throws -> BatchEntry {
+    func refused(_ refusal: AppendRefusal, of append: ActivityAppend) -> BatchEntry {
         guard known == nil else { return answered(.decideAgain) }
-        switch try pending.outcome(of: refusal, expectedVersion: append.expectedVersion, lifecycle, connection) {
+        switch pending.outcome(of: refusal, expectedVersion: append.expectedVersion) {
         case .answered(let answer):
             return answered(answer)
         case .rejected(let rejection):

@@ -90,7 +90,7 @@ enum CommandBatch {
                 checking: decided.rules,
                 connection
             ).makeIterator()
-            entries = try entries.map { entry in
+            entries = entries.map { entry in
                 guard let append = entry.append, let result = results.next() else { return entry }
                 switch result {
                 case .success(let (first, recordedAt)):
@@ -98,7 +98,7 @@ enum CommandBatch {
                     return entry.answered(.accepted(append.stored, append.stored(from: first, recordedAt: recordedAt)))
                 case .failure(let refusal):
                     refusedStreams.append(entry.pending.stream)
-                    return try entry.refused(refusal, of: append, lifecycle, connection)
+                    return entry.refused(refusal, of: append)
                 }
             }
             let recorded = record(entries.compactMap(\.rejectionRefusedAtAppend), connection)

@@ -145,24 +145,6 @@ enum CommandQueries {
         }
     }
 
-    /// Appends through `liveline_append`; returns the first position and the recorded time.
-    static func append(
-        _ append: ActivityAppend,
-        checking rules: RulesCheck = RulesCheck(),
-        _ connection: Connection
-    ) throws -> (Int64, Timestamp) {
-        let rows = try connection.query(
-            """
-            SELECT first_position, recorded_at
-            FROM liveline_rules_unchanged(\(arguments: rules.arguments)), liveline_append(\(arguments: arguments(append)))
-            """
-        )
-        guard let result = rows.single else { throw EventStoreError.unreadableRow("liveline_append returned nothing") }
-        return (
-            try result.decode("first_position"), Timestamp(try result.decode("recorded_at", as: PostgresTimestamp.self))
-        )
-    }
-
     /// One rejection to record, with the idempotency record of the command it refused.
     struct BatchRejection {
         let stream: StreamID
@@ -172,9 +154,11 @@ enum CommandQueries {
         let idempotency: IdempotencyKey?
     }
 
-    /// Records `rejections` and runs `appends` through `liveline_append_batch`, in one
-    /// statement and so one transaction. Returns, for each append in order, where its events
-    /// begin and when they were recorded, or what refused it; a refusal undid that append only.
+    /// Records `rejections` and runs `appends`, in one statement and so one transaction: a lone
+    /// append through `liveline_append`, anything more through `liveline_append_batch` (the same
+    /// steps, whose locks and arrays serve many commands). Returns, for each append in order,
+    /// where its events begin and when they were recorded, or what refused it; a refusal undid
+    /// that append only.
     ///
     /// - Throws: when anything else failed (a deadlock, an idempotency key or an activity taken
     ///   meanwhile by another process, `rules` that changed, the connection): then nothing was
@@ -185,30 +169,31 @@ enum CommandQueries {
         checking rules: RulesCheck = RulesCheck(),
         _ connection: Connection
     ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
-        // A lone append goes straight through `liveline_append`: the batch function's locks and
-        // arrays serve many commands, and cost a lone one more than they save.
-        if appends.count == 1, rejections.isEmpty {
-            do {
-                return [.success(try append(appends[0], checking: rules, connection))]
-            } catch let error as PostgresError {
-                guard let refusal = AppendRefusal(error) else { throw error }
-                return [.failure(refusal)]
+        let rules = rules.arguments
+        let rows =
+            if appends.count == 1, rejections.isEmpty {
+                try connection.query(
+                    """
+                    SELECT first_position, recorded_at, refusal, refusal_detail
+                    FROM liveline_rules_unchanged(\(arguments: rules)), liveline_append(\(arguments: arguments(appends[0])))
+                    """
+                )
+            } else {
+                try connection.query(
+                    """
+                    SELECT first_position, recorded_at, refusal, refusal_detail
+                    FROM liveline_rules_unchanged(\(arguments: rules)),
+                        liveline_append_batch(\(arguments: arguments(appends, recording: rejections)))
+                    """
+                )
             }
-        }
-        let batch = arguments(appends, recording: rejections)
-        let rows = try connection.query(
-            """
-            SELECT first_position, recorded_at, refusal, refusal_detail
-            FROM liveline_rules_unchanged(\(arguments: rules.arguments)), liveline_append_batch(\(arguments: batch))
-            """
-        )
         guard rows.count == appends.count else {
-            throw EventStoreError.unreadableRow("a batch of \(appends.count) appends returned \(rows.count) rows")
+            throw EventStoreError.unreadableRow("\(appends.count) appends returned \(rows.count) rows")
         }
         return try rows.map { row in
             if let code = try row.decode("refusal", as: String?.self) {
                 guard let refusal = AppendRefusal(code: code, detail: try row.decode("refusal_detail")) else {
-                    throw EventStoreError.unreadableRow("liveline_append_batch refused a command with \(code)")
+                    throw EventStoreError.unreadableRow("an append was refused with \(code)")
                 }
                 return .failure(refusal)
             }

@@ -4,7 +4,7 @@ import Postgres
 
 /// One activity's append, for commands and deadlines alike: `events`, which take the activity
 /// from `before` (`nil` for a request) to `after`, with its projection and the change to the
-/// open counts, written by `liveline_append` in one step. With `idempotency`, the outcome is
+/// open counts, written by one append (`liveline_append`, or `liveline_append_batch` with others) in one step. With `idempotency`, the outcome is
 /// recorded under that key in the same step.
 struct ActivityAppend {
     let stored: StoredActivity

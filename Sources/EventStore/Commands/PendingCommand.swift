@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import Postgres
 
 /// A command waiting in the store's queue, and where its answer goes.
 struct PendingCommand: Sendable {
@@ -53,12 +52,7 @@ extension PendingCommand {
     }
 
     /// What a refusal of this command's append means for it.
-    func outcome(
-        of refusal: AppendRefusal,
-        expectedVersion version: Int,
-        _ lifecycle: Lifecycle,
-        _ connection: Connection
-    ) throws -> RefusalOutcome {
+    func outcome(of refusal: AppendRefusal, expectedVersion version: Int) -> RefusalOutcome {
         switch refusal {
         case .appCapReached(let limit, let count): return .rejected(.targetMaximumExceeded(limit: limit, count: count))
         case .globalCapReached(let limit, let count):
@@ -71,13 +65,6 @@ extension PendingCommand {
             return .answered(.decideAgain)
         case .versionConflict(let actual):
             return .answered(.failure(EventStoreError.versionConflict(expected: version, actual: actual)))
-        case .idempotencyKeyTaken:
-            guard let idempotency else {
-                return .answered(
-                    .failure(EventStoreError.unreadableRow("an idempotency key was taken, and it has none"))
-                )
-            }
-            return .answered(try BatchAnswer { try EventStore.replay(idempotency, on: stream, lifecycle, connection) })
         }
     }
 }

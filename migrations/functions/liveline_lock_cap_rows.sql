@@ -1,16 +1,16 @@
--- A step of `liveline_append_batch`, for a batch that closes activities (`p_closings`, command
--- numbers), or opens some (`p_openings`) that could not be admitted together: locks, each kind
+-- A step of every append that closes activities (`p_closings`, command numbers), and of a batch
+-- that opens some (`p_openings`) that could not be admitted together: locks, each kind
 -- sorted, in the order every batch and single command shares, the app stripes (all of the
 -- openings' apps' stripes; the closings' own), the devices (of closings and openings) and the
 -- global stripes the closings free. Openings pick their global stripes later with SKIP LOCKED,
 -- which does not wait. The closings' stripes are those their activities hold
--- (`p_app_stripes`, `p_global_stripes`, per command, as `liveline_batch_lock_activities` found
--- them).
+-- (`p_app_stripes`, `p_global_stripes`, per command, as `liveline_batch_lock_activities`, or
+-- a lone append, found them).
 --
 -- An opening alone takes whichever of its app's stripes has room, waiting for one if all are
 -- held: a batch that waited so while holding another stripe of the app could wait in a cycle.
 -- So such a batch holds all of its openings' apps' stripes first.
-CREATE OR REPLACE FUNCTION liveline_batch_lock_cap_rows(
+CREATE OR REPLACE FUNCTION liveline_lock_cap_rows(
     p_closings integer[],
     p_openings integer[],
     p_app_ids text[],
@@ -18,7 +18,10 @@ CREATE OR REPLACE FUNCTION liveline_batch_lock_cap_rows(
     p_app_stripes smallint[],
     p_global_stripes smallint[]
 ) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
+SET plan_cache_mode = force_generic_plan
+AS $$
 BEGIN
     PERFORM FROM (
             SELECT s.app_id, s.stripe FROM app_open_stripes s
@@ -39,4 +42,4 @@ BEGIN
         LATERAL (SELECT FROM global_open_stripes s WHERE s.stripe = c.stripe FOR UPDATE) AS locked;
 END
 $$;
-GRANT EXECUTE ON ROUTINE liveline_batch_lock_cap_rows TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_lock_cap_rows TO liveline_service;

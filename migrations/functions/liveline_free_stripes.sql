@@ -1,23 +1,26 @@
--- A step of `liveline_append_batch` (and of a lone closing, `liveline_append`): the closings it
--- writes (`p_closed`, command numbers, in order) stop counting. Each frees its app stripe, its device's count and its global stripe
--- (`p_app_stripes`, `p_global_stripes`: per command, as `liveline_batch_lock_activities` found
--- them), all of them locked already (`liveline_batch_lock_cap_rows`). While a lowered cap leaves
--- excess, a closing retires one unit of it with its stripe's share instead of making room, as if
--- the closings ran one after the other: the app's first closings in command order retire the
--- app's excess, the batch's first closings the service's. The apps' rows are locked only while they record excess,
--- in key order, after the stripes, as a cap change takes them.
+-- A step of every append that closes activities: the closings it writes (`p_closed`, command
+-- numbers, in order) stop counting. Each frees its app stripe, its device's count and its global
+-- stripe (`p_app_stripes`, `p_global_stripes`: per command, as the append found them), all of
+-- them locked already (`liveline_lock_cap_rows`). While a lowered cap leaves excess, a closing
+-- retires one unit of it with its stripe's share instead of making room, as if the closings ran
+-- one after the other: the app's first closings in command order retire the app's excess, the
+-- append's first closings the service's. The apps' rows are locked only while they record
+-- excess, in key order, after the stripes, as a cap change takes them.
 --
--- All of it runs in the batch's own transaction, not in a block of its own: a row locked by a
+-- All of it runs in the append's own transaction, not in a block of its own: a row locked by a
 -- transaction and then updated in one of its subtransactions gets a multixact for its locker,
 -- which every later scan of that row version has to look up.
-CREATE OR REPLACE FUNCTION liveline_batch_free_stripes(
+CREATE OR REPLACE FUNCTION liveline_free_stripes(
     p_closed integer[],
     p_app_ids text[],
     p_rows jsonb[],
     p_app_stripes smallint[],
     p_global_stripes smallint[]
 ) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     v_excess_apps text[];
     v_app_excesses integer[];
@@ -62,4 +65,4 @@ BEGIN
     END IF;
 END
 $$;
-GRANT EXECUTE ON ROUTINE liveline_batch_free_stripes TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_free_stripes TO liveline_service;

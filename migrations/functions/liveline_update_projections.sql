@@ -1,14 +1,16 @@
--- A step of `liveline_append_batch`: the projection rows of the appends to existing activities
--- (`p_appended`, command numbers), written at the row addresses `liveline_batch_lock_activities`
--- locked (`p_tids`, per command). A closing (open change -1) gives up its stripes; the others
--- keep theirs.
-CREATE OR REPLACE FUNCTION liveline_batch_update_projections(
+-- A step of every append: the projection rows of the appends to existing activities
+-- (`p_appended`, command numbers), written at the row addresses the append locked (`p_tids`, per
+-- command). A closing (open change -1) gives up its stripes; the others keep theirs.
+CREATE OR REPLACE FUNCTION liveline_update_projections(
     p_appended integer[],
     p_tids tid[],
     p_rows jsonb[],
     p_open_changes integer[]
 ) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
+SET plan_cache_mode = force_generic_plan
+AS $$
 BEGIN
     UPDATE activities AS a SET
         (state, version, activity_type, attributes, content_state, stale_date, relevance_score,
@@ -25,4 +27,4 @@ BEGIN
         WHERE a.ctid = p_tids[p.i];
 END
 $$;
-GRANT EXECUTE ON ROUTINE liveline_batch_update_projections TO liveline_service;
+GRANT EXECUTE ON ROUTINE liveline_update_projections TO liveline_service;
