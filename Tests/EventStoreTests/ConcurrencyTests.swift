@@ -2,7 +2,6 @@ import ActivityLifecycle
 import CanonicalJSON
 import EventStore
 import Postgres
-import Synchronization
 import TestSupport
 import Testing
 
@@ -141,13 +140,4 @@ struct ConcurrencyTests {
         }
         #expect(all.map(\.event.version) == [1, 2])
     }
-}
-
-/// A flag one task sets and another reads.
-private final class Flag: Sendable {
-    private let value = Mutex(false)
-
-    var isSet: Bool { value.withLock { $0 } }
-
-    func set() { value.withLock { $0 = true } }
 }

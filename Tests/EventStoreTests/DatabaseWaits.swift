@@ -1,4 +1,5 @@
 import Postgres
+import Synchronization
 import Testing
 
 /// Helpers for tests that make the store wait on purpose: transactions that hold locks until
@@ -77,4 +78,13 @@ enum DatabaseWaits {
             try await Task.sleep(for: .milliseconds(10))
         }
     }
+}
+
+/// A flag one task sets and another reads.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    var isSet: Bool { value.withLock { $0 } }
+
+    func set() { value.withLock { $0 = true } }
 }

@@ -156,12 +156,17 @@ struct LogPartitionTests {
     func creationBesideADetach() async throws {
         let fixture = try await StoreFixture.make()
         try await TestDatabase.withPool(fixture.database) { admin in
-            // Each partition's creation rests a second after its table is made, before the attach.
+            // Each partition's creation rests after its table is made, before the attach, until the
+            // test opens the gate: a state that lasts, which the test cannot miss however late it looks.
             try await admin.withConnection { connection in
+                try connection.execute("CREATE TABLE creation_gate (open boolean NOT NULL)")
+                try connection.execute("INSERT INTO creation_gate VALUES (false)")
                 try connection.execute(
                     """
                     CREATE FUNCTION rest_after_create() RETURNS event_trigger LANGUAGE plpgsql
-                    AS $$ BEGIN PERFORM pg_sleep(1); END $$
+                    AS $$ BEGIN
+                        WHILE NOT (SELECT open FROM creation_gate) LOOP PERFORM pg_sleep(0.01); END LOOP;
+                    END $$
                     """
                 )
                 try connection.execute(
@@ -180,16 +185,27 @@ struct LogPartitionTests {
             try await DatabaseWaits.waitUntil("the creation rests after making a table") {
                 try await admin.withConnection { connection in
                     try connection.query(
-                        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'"
+                        """
+                        SELECT 1 FROM pg_stat_activity
+                        WHERE datname = current_database() AND query LIKE '%liveline_create_partitions(%'
+                            AND wait_event = 'PgSleep'
+                        """
                     ).single != nil
                 }
             }
             // Retirement's detach, meanwhile (the jobs run side by side): its second transaction
-            // waits for the creation's, which holds `events` through the new table's LIKE, and the
-            // creation's attach must not wait for the detach in turn.
-            try await admin.withConnection { connection in
-                try connection.execute("ALTER TABLE events DETACH PARTITION events_before_partitions CONCURRENTLY")
+            // waits for the creation's, which holds `events` through the new table's LIKE; then the
+            // creation goes on, and its attach must not wait for the detach in turn.
+            let detach = Task {
+                try await admin.withConnection { connection in
+                    try connection.execute("ALTER TABLE events DETACH PARTITION events_before_partitions CONCURRENTLY")
+                }
             }
+            try await DatabaseWaits.waitUntil("the detach waits for the creation") {
+                try await DatabaseWaits.lockWaiters(admin) >= 1
+            }
+            try await admin.withConnection { try $0.execute("UPDATE creation_gate SET open = true") }
+            _ = try await detach.value
             _ = try await creation.value
             #expect(try await Self.partitions(of: "events", admin).count >= 4)
         }
