@@ -18,7 +18,6 @@ CREATE OR REPLACE FUNCTION liveline_free_stripes(
     p_global_stripes smallint[]
 ) RETURNS void
 LANGUAGE plpgsql
--- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE

@@ -19,7 +19,6 @@ CREATE OR REPLACE FUNCTION liveline_lock_cap_rows(
     p_global_stripes smallint[]
 ) RETURNS void
 LANGUAGE plpgsql
--- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
 SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN

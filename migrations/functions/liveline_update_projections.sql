@@ -8,7 +8,6 @@ CREATE OR REPLACE FUNCTION liveline_update_projections(
     p_open_changes integer[]
 ) RETURNS void
 LANGUAGE plpgsql
--- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
 SET plan_cache_mode = force_generic_plan
 AS $$
 BEGIN

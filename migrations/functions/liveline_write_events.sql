@@ -20,7 +20,6 @@ CREATE OR REPLACE FUNCTION liveline_write_events(
     p_outcomes jsonb[]
 ) RETURNS bigint[]
 LANGUAGE plpgsql
--- One plan per session, whatever the arrays hold (a custom plan would be made at every call).
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
