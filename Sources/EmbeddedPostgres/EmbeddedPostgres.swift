@@ -85,18 +85,23 @@ public final class EmbeddedPostgres: Sendable {
         }
     }
 
-    /// A libpq URL for `database` on this cluster, as the superuser, over the private socket.
     /// The schema of the database at `connectionString` (this cluster's or any other), as
-    /// `pg_dump --schema-only --no-owner` prints it: by the `pg_dump` beside the server programs,
-    /// or the one on `PATH` where there are none.
+    /// `pg_dump --schema-only --no-owner` prints it.
     public static func dumpSchema(connectionString: String) throws -> String {
-        let arguments = ["--schema-only", "--no-owner", "--dbname=\(connectionString)"]
+        try dump(connectionString: connectionString, options: ["--schema-only", "--no-owner"])
+    }
+
+    /// What `pg_dump` prints of the database at `connectionString` with `options`: the `pg_dump`
+    /// beside the server programs, or the one on `PATH` where there are none.
+    public static func dump(connectionString: String, options: [String]) throws -> String {
+        let arguments = options + ["--dbname=\(connectionString)"]
         if let binaries = try? PostgresBinaries.locate() { return try binaries.output(.pgDump, arguments).output }
         let (status, output) = try ChildProcess.run(["/usr/bin/env", "pg_dump"] + arguments)
         guard status == 0 else { throw EmbeddedPostgresError("pg_dump failed (exit \(status)): \(output)") }
         return output
     }
 
+    /// A libpq URL for `database` on this cluster, as the superuser, over the private socket.
     public func url(database: String) -> String {
         let host =
             configuration.socketDirectory.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""

@@ -72,6 +72,7 @@ struct APIFixture: Sendable {
                 migrator: Migrator(
                     migrations: try migrations ?? Migration.load(from: TestDatabase.migrationsDirectory),
                     functions: try functions ?? FunctionDefinition.load(from: TestDatabase.functionsDirectory),
+                    baseline: migrations == nil ? try Baseline.load(from: BaselineDump.directory) : nil,
                     pool: pool
                 ),
                 listener: listener,

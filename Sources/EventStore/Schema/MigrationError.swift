@@ -9,6 +9,10 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
     case edited(version: Int, name: String, applied: String, file: String)
     /// The database has a migration this build does not know: it was migrated by a newer Liveline.
     case unknownApplied(version: Int, name: String)
+    /// `migrations/baseline/` holds something other than one `NNNN_schema.sql` and its `NNNN_triggers.sql`.
+    case badBaseline([String])
+    /// The baseline stands for migrations up to `version`, and some of those files are missing.
+    case baselineAheadOfMigrations(version: Int)
 
     public var description: String {
         switch self {
@@ -27,6 +31,11 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
         case .unknownApplied(let version, let name):
             "the database has migration \(version) (\(name)) that this Liveline does not know: "
                 + "it was migrated by a newer version"
+        case .badBaseline(let files):
+            "migrations/baseline/ must hold NNNN_schema.sql and NNNN_triggers.sql of one number, "
+                + "not \(files.joined(separator: ", ")) (scripts/update-baseline.sh writes them)"
+        case .baselineAheadOfMigrations(let version):
+            "the baseline stands for migrations 1 to \(version), and the migrations folder lacks some of them"
         }
     }
 }

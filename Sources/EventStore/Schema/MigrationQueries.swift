@@ -71,6 +71,11 @@ enum MigrationQueries {
         )
     }
 
+    /// Until the transaction ends, function bodies are not checked against the schema.
+    static func skipFunctionBodyChecks(_ connection: Connection) throws {
+        try connection.execute("SET LOCAL check_function_bodies = off")
+    }
+
     static func record(_ migration: Migration, _ connection: Connection) throws {
         try connection.execute(
             """

@@ -8,53 +8,84 @@ public import Postgres
 /// The definitions are applied when one of them changed, and all of them after any migration
 /// (which may have dropped or replaced a function).
 ///
+/// A database with no migration applied is created from the baseline instead, when there is one:
+/// its schema, the definitions and its triggers in one transaction, recorded as the migrations it
+/// stands for; the numbered migrations after it follow as above.
+///
 /// Safe when several processes run it at once (a session advisory lock makes them take turns);
 /// refuses to run when an applied migration's file has been edited since.
 public struct Migrator: Sendable {
     /// Which migrations and function definitions a database has, compared with the files.
     public struct Status: Sendable, Equatable {
         public var applied: [Int]
+        /// The baseline a database with no migration applied is to be made from.
+        public var baseline: Baseline? = nil
         public var pending: [Migration]
         /// Definitions the database does not have in their current text.
         public var changedFunctions: [FunctionDefinition]
 
         /// Whether the database is at the files' latest version.
-        public var isCurrent: Bool { pending.isEmpty && changedFunctions.isEmpty }
+        public var isCurrent: Bool { baseline == nil && pending.isEmpty && changedFunctions.isEmpty }
 
-        /// The files still to apply, as named in the migrations folder.
-        public var pendingFiles: [String] { pending.map(\.fileName) + changedFunctions.map(\.fileName) }
+        /// The files still to apply, as named in the migrations folder (with a baseline, which
+        /// takes every function definition, its two files stand for the definitions).
+        public var pendingFiles: [String] {
+            guard let baseline else { return pending.map(\.fileName) + changedFunctions.map(\.fileName) }
+            return baseline.fileNames + pending.map(\.fileName)
+        }
     }
 
     /// What one run applied.
     public struct Applied: Sendable, Equatable {
+        /// The baseline a new database was created from.
+        public var baseline: Baseline?
         public var migrations: [Migration]
         public var functions: [FunctionDefinition]
 
-        public init(migrations: [Migration] = [], functions: [FunctionDefinition] = []) {
+        public init(baseline: Baseline? = nil, migrations: [Migration] = [], functions: [FunctionDefinition] = []) {
+            self.baseline = baseline
             self.migrations = migrations
             self.functions = functions
         }
 
-        public var isEmpty: Bool { migrations.isEmpty && functions.isEmpty }
-        public var fileNames: [String] { migrations.map(\.fileName) + functions.map(\.fileName) }
+        public var isEmpty: Bool { baseline == nil && migrations.isEmpty && functions.isEmpty }
+        public var fileNames: [String] {
+            (baseline?.fileNames ?? []) + migrations.map(\.fileName) + functions.map(\.fileName)
+        }
     }
 
     public let migrations: [Migration]
     public let functions: [FunctionDefinition]
+    /// What a new database is created from; without one it replays every migration.
+    public let baseline: Baseline?
     private let pool: ConnectionPool
 
-    public init(migrations: [Migration], functions: [FunctionDefinition], pool: ConnectionPool) {
+    public init(
+        migrations: [Migration],
+        functions: [FunctionDefinition],
+        baseline: Baseline? = nil,
+        pool: ConnectionPool
+    ) {
         self.migrations = migrations
         self.functions = functions
+        self.baseline = baseline
         self.pool = pool
     }
 
-    /// The migrator of a migrations folder: its `NNNN_name.sql` files and its `functions/`.
-    /// - Throws: `MigrationError` when a file is misnamed or two migrations share a number.
+    /// The migrator of a migrations folder: its `NNNN_name.sql` files, its `functions/` and its
+    /// `baseline/`.
+    /// - Throws: `MigrationError` when a file is misnamed, two migrations share a number, or the
+    ///   baseline is malformed or stands for migrations the folder lacks.
     public static func loading(from directory: URL, pool: ConnectionPool) throws -> Migrator {
-        Migrator(
-            migrations: try Migration.load(from: directory),
+        let migrations = try Migration.load(from: directory)
+        let baseline = try Baseline.load(from: directory.appending(path: "baseline"))
+        if let baseline, baseline.version < 1 || !Set(1...baseline.version).isSubset(of: migrations.map(\.version)) {
+            throw MigrationError.baselineAheadOfMigrations(version: baseline.version)
+        }
+        return Migrator(
+            migrations: migrations,
             functions: try FunctionDefinition.load(from: directory.appending(path: "functions")),
+            baseline: baseline,
             pool: pool
         )
     }
@@ -65,12 +96,32 @@ public struct Migrator: Sendable {
     ///   included: nothing of that migration, or of the definitions, is kept).
     @discardableResult
     public func migrate(logger: Logger) async throws -> Applied {
-        let (migrations, functions) = (migrations, functions)
+        let (migrations, functions, baseline) = (migrations, functions, baseline)
         return try await EventStoreError.sealing {
             try await pool.withConnection { connection in
                 try MigrationQueries.withMigrationLock(connection) {
                     try MigrationQueries.createTables(connection)
                     var applied = Applied()
+                    if let baseline, try MigrationQueries.applied(connection).isEmpty {
+                        try connection.transaction { connection in
+                            try connection.executeScript(baseline.schema)
+                            // As pg_restore does: a body may name what a later migration makes;
+                            // after any migration, every definition is applied again, checked.
+                            try MigrationQueries.skipFunctionBodyChecks(connection)
+                            for function in functions { try connection.executeScript(function.sql) }
+                            try connection.executeScript(baseline.triggers)
+                            for migration in migrations where migration.version <= baseline.version {
+                                try MigrationQueries.record(migration, connection)
+                            }
+                            try MigrationQueries.recordFunctions(functions, current: functions, connection)
+                        }
+                        applied.baseline = baseline
+                        applied.functions = functions
+                        logger.info(
+                            "created the schema from the baseline",
+                            metadata: ["migration.version": "\(baseline.version)"]
+                        )
+                    }
                     applied.migrations = try Self.compare(migrations, MigrationQueries.applied(connection)).pending
                     for migration in applied.migrations {
                         try connection.transaction { connection in
@@ -105,7 +156,7 @@ public struct Migrator: Sendable {
     /// Compares the database with the files, without changing anything.
     /// - Throws: `MigrationError` when an applied file was edited or is unknown.
     public func status() async throws -> Status {
-        let (migrations, functions) = (migrations, functions)
+        let (migrations, functions, baseline) = (migrations, functions, baseline)
         let (applied, appliedFunctions) = try await EventStoreError.sealing {
             try await pool.withConnection { connection in
                 try MigrationQueries.tableExists(connection)
@@ -115,6 +166,10 @@ public struct Migrator: Sendable {
         }
         var status = try Self.compare(migrations, applied)
         status.changedFunctions = Self.changed(functions, appliedFunctions)
+        if applied.isEmpty, let baseline {
+            status.baseline = baseline
+            status.pending.removeAll { $0.version <= baseline.version }
+        }
         return status
     }
 

@@ -1,3 +1,19 @@
+-- The baseline: the schema of migrations 0001 to 0030, for a new database to be made in one
+-- step. Written by scripts/update-baseline.sh from a database migrated through them; not
+-- edited by hand (a change to the schema is a new numbered migration, then the script again).
+-- This file runs first, then the function definitions (migrations/functions/), then
+-- 0030_triggers.sql, in one transaction.
+
+DO $$ BEGIN
+    CREATE ROLE liveline_dashboard NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$;
+
+DO $$ BEGIN
+    CREATE ROLE liveline_service NOLOGIN;
+EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+END $$;
+
 CREATE TYPE public.event_cause AS ENUM (
     'app',
     'device',
@@ -6,11 +22,6 @@ CREATE TYPE public.event_cause AS ENUM (
 
 CREATE DOMAIN public.liveline_id AS text
 	CONSTRAINT liveline_id_check CHECK (((VALUE ~ '^[A-Za-z0-9._:-]+$'::text) AND (length(VALUE) <= 128)));
-
-CREATE FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) RETURNS record
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 55 lines, sha256 3ac17ad9b778d620… $$;
 
 CREATE TABLE public.apps (
     app_id public.liveline_id NOT NULL,
@@ -30,69 +41,6 @@ CREATE TABLE public.apps (
     CONSTRAINT apps_push_to_start_budget_per_hour_check CHECK ((push_to_start_budget_per_hour >= 1))
 );
 
-CREATE FUNCTION public.liveline_app_settings(a public.apps) RETURNS jsonb
-    LANGUAGE sql IMMUTABLE
-    AS $$ body of 5 lines, sha256 7ab01cb283384ad9… $$;
-
-CREATE FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
-    LANGUAGE plpgsql
-    AS $$ body of 50 lines, sha256 f00a4f218ad56b28… $$;
-
-CREATE FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) RETURNS TABLE(first_position bigint, recorded_at timestamp with time zone, refusal text, refusal_detail text)
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 121 lines, sha256 bef229a40d570a40… $$;
-
-CREATE FUNCTION public.liveline_audit_apns_credentials() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 12 lines, sha256 2a7f655b59717768… $$;
-
-CREATE FUNCTION public.liveline_audit_app() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 20 lines, sha256 e5887620c7e7348d… $$;
-
-CREATE FUNCTION public.liveline_audit_broadcast_channel() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 13 lines, sha256 3521ce0a53176d8f… $$;
-
-CREATE FUNCTION public.liveline_audit_key() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 10 lines, sha256 462f21e460e4ac25… $$;
-
-CREATE FUNCTION public.liveline_audit_limits() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 9 lines, sha256 a36113919601658e… $$;
-
-CREATE FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[]) RETURNS TABLE(i integer, app_stripe smallint, global_stripe smallint, refusal text, refusal_detail text)
-    LANGUAGE plpgsql
-    AS $$ body of 21 lines, sha256 64959f089ac7b714… $$;
-
-CREATE FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
-    LANGUAGE plpgsql
-    AS $$ body of 57 lines, sha256 241908e9b39b30c3… $$;
-
-CREATE FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) RETURNS TABLE(app_id text, activity_id text, is_request boolean, device_id text, idempotency_key text, n bigint)
-    LANGUAGE plpgsql STABLE ROWS 1
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 6 lines, sha256 7d42739f5e1e77b0… $$;
-
-CREATE FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[], OUT app_stripes smallint[], OUT global_stripes smallint[]) RETURNS record
-    LANGUAGE plpgsql
-    AS $$ body of 12 lines, sha256 08dd9dcf4fcb48a4… $$;
-
-CREATE FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 14 lines, sha256 d188ed54deb7117f… $$;
-
-CREATE FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 11 lines, sha256 4b25e90ddc4b07f8… $$;
-
-CREATE FUNCTION public.liveline_create_partitions(p_parent text) RETURNS integer
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'public', 'pg_temp'
-    AS $$ body of 36 lines, sha256 1a68fe6be925f25f… $$;
-
 CREATE TABLE public.events (
     "position" bigint NOT NULL,
     transaction_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
@@ -111,77 +59,6 @@ CREATE TABLE public.events (
     CONSTRAINT events_version_check CHECK ((version > 0))
 )
 PARTITION BY RANGE (stream_recorded_at);
-
-CREATE FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text DEFAULT NULL::text) RETURNS SETOF public.events
-    LANGUAGE plpgsql STABLE
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 13 lines, sha256 dced70122b18d76b… $$;
-
-CREATE FUNCTION public.liveline_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 45 lines, sha256 78012e7a9819c91b… $$;
-
-CREATE FUNCTION public.liveline_guard_broadcast_channel() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 12 lines, sha256 1ba0ff183520a065… $$;
-
-CREATE FUNCTION public.liveline_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 9 lines, sha256 e140e900b5271d1b… $$;
-
-CREATE FUNCTION public.liveline_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 21 lines, sha256 351db3942f964c22… $$;
-
-CREATE FUNCTION public.liveline_record_admin_change(p_action text, p_app_id text, p_details jsonb) RETURNS void
-    LANGUAGE sql
-    AS $$ body of 5 lines, sha256 92f3e7c10b9992db… $$;
-
-CREATE FUNCTION public.liveline_refuse_event_change() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 6 lines, sha256 a1342260e95fd521… $$;
-
-CREATE FUNCTION public.liveline_refuse_history_change() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 6 lines, sha256 9c1c0c7b7df494a4… $$;
-
-CREATE FUNCTION public.liveline_respread_app_cap(p_app_id text) RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 20 lines, sha256 716fc2ff1919baf9… $$;
-
-CREATE FUNCTION public.liveline_respread_global_cap() RETURNS void
-    LANGUAGE plpgsql
-    AS $$ body of 16 lines, sha256 e40d1245817f5fd6… $$;
-
-CREATE FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]) RETURNS boolean
-    LANGUAGE plpgsql STABLE
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 19 lines, sha256 ffc7d35bfde5f92c… $$;
-
-CREATE FUNCTION public.liveline_spread_app_cap() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$ body of 6 lines, sha256 467cafb8a19cd1b8… $$;
-
-CREATE FUNCTION public.liveline_stable_position() RETURNS bigint
-    LANGUAGE sql STABLE
-    AS $$ body of 3 lines, sha256 9fa1ea4dfb8302fe… $$;
-
-CREATE FUNCTION public.liveline_take_positions(p_count integer) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$ body of 9 lines, sha256 ed586f72e73bb170… $$;
-
-CREATE FUNCTION public.liveline_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 17 lines, sha256 afb530eedc0c78f3… $$;
-
-CREATE FUNCTION public.liveline_write_events(p_written integer[], p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_stream_recorded_ats timestamp with time zone[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) RETURNS bigint[]
-    LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
-    AS $$ body of 42 lines, sha256 02676ccd299a7721… $$;
 
 CREATE TABLE public.activities (
     app_id public.liveline_id NOT NULL,
@@ -624,19 +501,6 @@ CREATE VIEW public.liveline_activity_rows AS
 CREATE TABLE public.liveline_append_gate (
 );
 
-CREATE TABLE public.liveline_functions (
-    name text NOT NULL,
-    checksum text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
-CREATE TABLE public.liveline_migrations (
-    version integer NOT NULL,
-    name text NOT NULL,
-    checksum text NOT NULL,
-    applied_at timestamp with time zone DEFAULT now() NOT NULL
-);
-
 CREATE VIEW public.liveline_replay_rows AS
  SELECT activities_replay.app_id,
     activities_replay.activity_id,
@@ -878,13 +742,13 @@ CREATE VIEW public.time_in_state AS
   WHERE (state_intervals.state <> 'dismissed'::text)
   GROUP BY state_intervals.app_id, state_intervals.state;
 
-ALTER TABLE ONLY public.deliveries ATTACH PARTITION public.deliveries_before_partitions FOR VALUES FROM (MINVALUE) TO ('<migrated>');
+ALTER TABLE ONLY public.deliveries ATTACH PARTITION public.deliveries_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
 
 ALTER TABLE ONLY public.events ATTACH PARTITION public.events_before_partitions FOR VALUES FROM (MINVALUE) TO ('2000-01-01 00:00:00+00');
 
-ALTER TABLE ONLY public.push_token_invalidations ATTACH PARTITION public.push_token_invalidations_before_partitions FOR VALUES FROM (MINVALUE) TO ('<migrated>');
+ALTER TABLE ONLY public.push_token_invalidations ATTACH PARTITION public.push_token_invalidations_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
 
-ALTER TABLE ONLY public.rejections ATTACH PARTITION public.rejections_before_partitions FOR VALUES FROM (MINVALUE) TO ('<migrated>');
+ALTER TABLE ONLY public.rejections ATTACH PARTITION public.rejections_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
 
 ALTER TABLE ONLY public.deliveries ALTER COLUMN id SET DEFAULT nextval('public.deliveries_id_seq'::regclass);
 
@@ -892,17 +756,8 @@ ALTER TABLE ONLY public.push_token_invalidations ALTER COLUMN id SET DEFAULT nex
 
 ALTER TABLE ONLY public.rejections ALTER COLUMN id SET DEFAULT nextval('public.rejections_id_seq'::regclass);
 
-ALTER TABLE ONLY public.activities
-    ADD CONSTRAINT activities_pkey PRIMARY KEY (app_id, activity_id);
-
-ALTER TABLE ONLY public.activities_replay_changes
-    ADD CONSTRAINT activities_replay_changes_pkey PRIMARY KEY (app_id, activity_id);
-
-ALTER TABLE ONLY public.activities_replay
-    ADD CONSTRAINT activities_replay_pkey PRIMARY KEY (app_id, activity_id);
-
-ALTER TABLE ONLY public.admin_changes
-    ADD CONSTRAINT admin_changes_pkey PRIMARY KEY (id);
+ALTER TABLE ONLY public.apps
+    ADD CONSTRAINT apps_pkey PRIMARY KEY (app_id);
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_pkey PRIMARY KEY (key_id);
@@ -910,62 +765,99 @@ ALTER TABLE ONLY public.api_keys
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_secret_sha256_key UNIQUE (secret_sha256);
 
-ALTER TABLE ONLY public.apns_credentials
-    ADD CONSTRAINT apns_credentials_pkey PRIMARY KEY (app_id);
+CREATE INDEX api_keys_app ON public.api_keys USING btree (app_id);
 
-ALTER TABLE ONLY public.app_open_stripes
-    ADD CONSTRAINT app_open_stripes_pkey PRIMARY KEY (app_id, stripe);
+CREATE INDEX events_before_partitions_app_position ON public.events_before_partitions USING btree (app_id, "position");
 
-ALTER TABLE ONLY public.apps
-    ADD CONSTRAINT apps_pkey PRIMARY KEY (app_id);
+CREATE INDEX activities_next_deadline ON public.activities USING btree (next_deadline_at) WHERE (next_deadline_at IS NOT NULL);
 
-ALTER TABLE ONLY public.broadcast_channels
-    ADD CONSTRAINT broadcast_channels_pkey PRIMARY KEY (app_id, channel_id);
-
-ALTER TABLE ONLY public.deliveries
-    ADD CONSTRAINT deliveries_pkey PRIMARY KEY ("position", id, recorded_at);
-
-ALTER TABLE ONLY public.deliveries_before_partitions
-    ADD CONSTRAINT deliveries_before_partitions_pkey PRIMARY KEY ("position", id, recorded_at);
-
-ALTER TABLE ONLY public.delivery_holds
-    ADD CONSTRAINT delivery_holds_pkey PRIMARY KEY (app_id, activity_id, "position");
-
-ALTER TABLE ONLY public.delivery_shards
-    ADD CONSTRAINT delivery_shards_pkey PRIMARY KEY (shard);
-
-ALTER TABLE ONLY public.delivery_suspensions
-    ADD CONSTRAINT delivery_suspensions_pkey PRIMARY KEY (id);
-
-ALTER TABLE ONLY public.delivery_workers
-    ADD CONSTRAINT delivery_workers_pkey PRIMARY KEY (worker_id);
-
-ALTER TABLE ONLY public.device_open_counts
-    ADD CONSTRAINT device_open_counts_pkey PRIMARY KEY (app_id, device_id);
-
-ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_stream_version UNIQUE (app_id, activity_id, version, stream_recorded_at);
-
-ALTER TABLE ONLY public.events_before_partitions
-    ADD CONSTRAINT events_before_partitions_app_id_activity_id_version_stream__key UNIQUE (app_id, activity_id, version, stream_recorded_at);
-
-ALTER TABLE ONLY public.events
-    ADD CONSTRAINT events_pkey PRIMARY KEY ("position", stream_recorded_at);
-
-ALTER TABLE ONLY public.events_before_partitions
-    ADD CONSTRAINT events_before_partitions_pkey PRIMARY KEY ("position", stream_recorded_at);
+ALTER TABLE ONLY public.service_limits
+    ADD CONSTRAINT service_limits_pkey PRIMARY KEY (singleton);
 
 ALTER TABLE ONLY public.global_open_stripes
     ADD CONSTRAINT global_open_stripes_pkey PRIMARY KEY (stripe);
 
+ALTER TABLE ONLY public.device_open_counts
+    ADD CONSTRAINT device_open_counts_pkey PRIMARY KEY (app_id, device_id);
+
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_pkey PRIMARY KEY (app_id, idempotency_key);
 
-ALTER TABLE ONLY public.liveline_functions
-    ADD CONSTRAINT liveline_functions_pkey PRIMARY KEY (name);
+CREATE INDEX rejections_before_partitions_app_code_time ON public.rejections_before_partitions USING btree (app_id, code, occurred_at);
 
-ALTER TABLE ONLY public.liveline_migrations
-    ADD CONSTRAINT liveline_migrations_pkey PRIMARY KEY (version);
+CREATE INDEX rejections_before_partitions_time ON public.rejections_before_partitions USING btree (occurred_at);
+
+CREATE INDEX activities_app_state ON public.activities USING btree (app_id, state, requested_at DESC, activity_id);
+
+CREATE INDEX activities_open_by_device ON public.activities USING btree (app_id, device_id) WHERE ((device_id IS NOT NULL) AND (state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text])));
+
+ALTER TABLE ONLY public.app_open_stripes
+    ADD CONSTRAINT app_open_stripes_pkey PRIMARY KEY (app_id, stripe);
+
+CREATE INDEX activities_app_newest ON public.activities USING btree (app_id, requested_at DESC, activity_id);
+
+ALTER TABLE ONLY public.activities_replay_changes
+    ADD CONSTRAINT activities_replay_changes_pkey PRIMARY KEY (app_id, activity_id);
+
+ALTER TABLE ONLY public.admin_changes
+    ADD CONSTRAINT admin_changes_pkey PRIMARY KEY (id);
+
+CREATE INDEX admin_changes_app_time ON public.admin_changes USING btree (app_id, occurred_at);
+
+ALTER TABLE ONLY public.activities_replay
+    ADD CONSTRAINT activities_replay_pkey PRIMARY KEY (app_id, activity_id);
+
+ALTER TABLE ONLY public.apns_credentials
+    ADD CONSTRAINT apns_credentials_pkey PRIMARY KEY (app_id);
+
+CREATE INDEX push_token_invalidations_before_partitions_activity ON public.push_token_invalidations_before_partitions USING btree (app_id, activity_id);
+
+ALTER TABLE ONLY public.delivery_suspensions
+    ADD CONSTRAINT delivery_suspensions_pkey PRIMARY KEY (id);
+
+CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
+
+ALTER TABLE ONLY public.delivery_shards
+    ADD CONSTRAINT delivery_shards_pkey PRIMARY KEY (shard);
+
+ALTER TABLE ONLY public.delivery_workers
+    ADD CONSTRAINT delivery_workers_pkey PRIMARY KEY (worker_id);
+
+ALTER TABLE ONLY public.push_to_start_token_changes
+    ADD CONSTRAINT push_to_start_token_changes_pkey PRIMARY KEY (id);
+
+CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
+
+CREATE INDEX events_before_partitions_remote_starts ON public.events_before_partitions USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
+
+ALTER TABLE ONLY public.broadcast_channels
+    ADD CONSTRAINT broadcast_channels_pkey PRIMARY KEY (app_id, channel_id);
+
+CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (app_id, created_at) WHERE (deleted_at IS NULL);
+
+ALTER TABLE ONLY public.activities
+    ADD CONSTRAINT activities_pkey PRIMARY KEY (app_id, activity_id);
+
+ALTER TABLE ONLY public.delivery_holds
+    ADD CONSTRAINT delivery_holds_pkey PRIMARY KEY (app_id, activity_id, "position");
+
+CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
+
+ALTER TABLE ONLY public.events
+    ADD CONSTRAINT events_pkey PRIMARY KEY ("position", stream_recorded_at);
+
+ALTER TABLE ONLY public.events
+    ADD CONSTRAINT events_stream_version UNIQUE (app_id, activity_id, version, stream_recorded_at);
+
+CREATE INDEX events_app_position ON ONLY public.events USING btree (app_id, "position");
+
+CREATE INDEX events_remote_starts ON ONLY public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
+
+ALTER TABLE ONLY public.events_before_partitions
+    ADD CONSTRAINT events_before_partitions_pkey PRIMARY KEY ("position", stream_recorded_at);
+
+ALTER TABLE ONLY public.events_before_partitions
+    ADD CONSTRAINT events_before_partitions_app_id_activity_id_version_stream__key UNIQUE (app_id, activity_id, version, stream_recorded_at);
 
 ALTER TABLE ONLY public.log_partitioning
     ADD CONSTRAINT log_partitioning_pkey PRIMARY KEY (only_row);
@@ -973,11 +865,16 @@ ALTER TABLE ONLY public.log_partitioning
 ALTER TABLE ONLY public.log_partitions
     ADD CONSTRAINT log_partitions_pkey PRIMARY KEY (table_name);
 
-ALTER TABLE ONLY public.push_to_start_token_changes
-    ADD CONSTRAINT push_to_start_token_changes_pkey PRIMARY KEY (id);
+CREATE UNIQUE INDEX log_partitions_parent_to_time ON public.log_partitions USING btree (parent, to_time);
+
+CREATE INDEX activities_stream_time ON public.activities USING btree (stream_recorded_at);
+
+CREATE INDEX activities_undismissed_stream_time ON public.activities USING btree (stream_recorded_at) WHERE (state <> 'dismissed'::text);
 
 ALTER TABLE ONLY public.push_token_invalidations
     ADD CONSTRAINT push_token_invalidations_pkey PRIMARY KEY (id, recorded_at);
+
+CREATE INDEX push_token_invalidations_activity ON ONLY public.push_token_invalidations USING btree (app_id, activity_id);
 
 ALTER TABLE ONLY public.push_token_invalidations_before_partitions
     ADD CONSTRAINT push_token_invalidations_before_partitions_pkey PRIMARY KEY (id, recorded_at);
@@ -985,57 +882,18 @@ ALTER TABLE ONLY public.push_token_invalidations_before_partitions
 ALTER TABLE ONLY public.rejections
     ADD CONSTRAINT rejections_pkey PRIMARY KEY (id, recorded_at);
 
-ALTER TABLE ONLY public.rejections_before_partitions
-    ADD CONSTRAINT rejections_before_partitions_pkey PRIMARY KEY (id, recorded_at);
-
-ALTER TABLE ONLY public.service_limits
-    ADD CONSTRAINT service_limits_pkey PRIMARY KEY (singleton);
-
-CREATE INDEX activities_app_newest ON public.activities USING btree (app_id, requested_at DESC, activity_id);
-
-CREATE INDEX activities_app_state ON public.activities USING btree (app_id, state, requested_at DESC, activity_id);
-
-CREATE INDEX activities_next_deadline ON public.activities USING btree (next_deadline_at) WHERE (next_deadline_at IS NOT NULL);
-
-CREATE INDEX activities_open_by_device ON public.activities USING btree (app_id, device_id) WHERE ((device_id IS NOT NULL) AND (state = ANY (ARRAY['pending'::text, 'active'::text, 'stale'::text])));
-
-CREATE INDEX activities_stream_time ON public.activities USING btree (stream_recorded_at);
-
-CREATE INDEX activities_undismissed_stream_time ON public.activities USING btree (stream_recorded_at) WHERE (state <> 'dismissed'::text);
-
-CREATE INDEX admin_changes_app_time ON public.admin_changes USING btree (app_id, occurred_at);
-
-CREATE INDEX api_keys_app ON public.api_keys USING btree (app_id);
-
-CREATE INDEX broadcast_channels_open ON public.broadcast_channels USING btree (app_id, created_at) WHERE (deleted_at IS NULL);
-
-CREATE INDEX delivery_suspensions_app ON public.delivery_suspensions USING btree (app_id, id);
-
-CREATE INDEX events_app_position ON ONLY public.events USING btree (app_id, "position");
-
-CREATE INDEX events_before_partitions_app_position ON public.events_before_partitions USING btree (app_id, "position");
-
-CREATE INDEX events_remote_starts ON ONLY public.events USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
-
-CREATE INDEX events_before_partitions_remote_starts ON public.events_before_partitions USING btree (app_id, ((data ->> 'deviceId'::text)), occurred_at) WHERE ((type = 'activity.requested'::text) AND (data ? 'remoteStart'::text));
-
-CREATE INDEX idempotency_keys_created_at ON public.idempotency_keys USING btree (created_at);
-
-CREATE UNIQUE INDEX log_partitions_parent_to_time ON public.log_partitions USING btree (parent, to_time);
-
-CREATE INDEX push_to_start_token_changes_device ON public.push_to_start_token_changes USING btree (app_id, device_id, activity_type, id);
-
-CREATE INDEX push_token_invalidations_activity ON ONLY public.push_token_invalidations USING btree (app_id, activity_id);
-
-CREATE INDEX push_token_invalidations_before_partitions_activity ON public.push_token_invalidations_before_partitions USING btree (app_id, activity_id);
-
 CREATE INDEX rejections_app_code_time ON ONLY public.rejections USING btree (app_id, code, occurred_at);
-
-CREATE INDEX rejections_before_partitions_app_code_time ON public.rejections_before_partitions USING btree (app_id, code, occurred_at);
 
 CREATE INDEX rejections_time ON ONLY public.rejections USING btree (occurred_at);
 
-CREATE INDEX rejections_before_partitions_time ON public.rejections_before_partitions USING btree (occurred_at);
+ALTER TABLE ONLY public.rejections_before_partitions
+    ADD CONSTRAINT rejections_before_partitions_pkey PRIMARY KEY (id, recorded_at);
+
+ALTER TABLE ONLY public.deliveries
+    ADD CONSTRAINT deliveries_pkey PRIMARY KEY ("position", id, recorded_at);
+
+ALTER TABLE ONLY public.deliveries_before_partitions
+    ADD CONSTRAINT deliveries_before_partitions_pkey PRIMARY KEY ("position", id, recorded_at);
 
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
@@ -1056,38 +914,6 @@ ALTER INDEX public.rejections_app_code_time ATTACH PARTITION public.rejections_b
 ALTER INDEX public.rejections_pkey ATTACH PARTITION public.rejections_before_partitions_pkey;
 
 ALTER INDEX public.rejections_time ATTACH PARTITION public.rejections_before_partitions_time;
-
-CREATE TRIGGER admin_changes_no_truncate BEFORE TRUNCATE ON public.admin_changes FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
-
-CREATE TRIGGER admin_changes_no_update_or_delete BEFORE DELETE OR UPDATE ON public.admin_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
-
-CREATE TRIGGER api_keys_audit AFTER INSERT OR UPDATE ON public.api_keys FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_key();
-
-CREATE TRIGGER apns_credentials_audit AFTER INSERT OR DELETE OR UPDATE ON public.apns_credentials FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_apns_credentials();
-
-CREATE TRIGGER apps_audit AFTER INSERT OR UPDATE OF bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates, push_to_start_budget_per_hour ON public.apps FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_app();
-
-CREATE TRIGGER apps_spread_cap AFTER INSERT OR UPDATE OF max_open ON public.apps FOR EACH ROW EXECUTE FUNCTION public.liveline_spread_app_cap();
-
-CREATE TRIGGER broadcast_channels_audit AFTER INSERT OR UPDATE ON public.broadcast_channels FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_broadcast_channel();
-
-CREATE TRIGGER broadcast_channels_guard BEFORE DELETE OR UPDATE ON public.broadcast_channels FOR EACH ROW EXECUTE FUNCTION public.liveline_guard_broadcast_channel();
-
-CREATE TRIGGER deliveries_append_only BEFORE DELETE OR UPDATE ON public.deliveries FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
-
-CREATE TRIGGER delivery_suspensions_append_only BEFORE DELETE OR UPDATE ON public.delivery_suspensions FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
-
-CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
-
-CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events_before_partitions FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
-
-CREATE TRIGGER events_no_update_or_delete BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_event_change();
-
-CREATE TRIGGER push_to_start_token_changes_append_only BEFORE DELETE OR UPDATE ON public.push_to_start_token_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
-
-CREATE TRIGGER push_token_invalidations_append_only BEFORE DELETE OR UPDATE ON public.push_token_invalidations FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
-
-CREATE TRIGGER service_limits_audit AFTER UPDATE ON public.service_limits FOR EACH ROW EXECUTE FUNCTION public.liveline_audit_limits();
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
@@ -1113,8 +939,6 @@ ALTER TABLE ONLY public.idempotency_keys
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
-GRANT ALL ON FUNCTION public.liveline_admit_opening(p_app_id text, p_device_id text, OUT app_stripe smallint, OUT global_stripe smallint, OUT refusal text, OUT refusal_detail text) TO liveline_service;
-
 GRANT SELECT,INSERT,UPDATE ON TABLE public.apps TO liveline_service;
 
 GRANT SELECT(app_id) ON TABLE public.apps TO liveline_dashboard;
@@ -1133,52 +957,8 @@ GRANT SELECT(created_at) ON TABLE public.apps TO liveline_dashboard;
 
 GRANT SELECT(push_to_start_budget_per_hour) ON TABLE public.apps TO liveline_dashboard;
 
-GRANT ALL ON FUNCTION public.liveline_append(p_app_id text, p_activity_id text, p_expected_version integer, p_row jsonb, p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_change integer, p_idempotency_key text, p_request_sha256 bytea, p_outcome jsonb) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_append_batch(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_rows jsonb[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_open_changes integer[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[], p_rejected_app_ids text[], p_rejected_activity_ids text[], p_rejected_commands text[], p_rejected_codes text[], p_rejected_details jsonb[], p_rejected_at timestamp with time zone[], p_rejected_keys text[], p_rejected_request_sha256s bytea[], p_rejected_outcomes jsonb[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_admit_one_by_one(p_openings integer[], p_existing integer[], p_app_ids text[], p_rows jsonb[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_admit_together(p_openings integer[], p_app_ids text[], p_rows jsonb[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_commands(p_app_ids text[], p_activity_ids text[], p_is_request boolean[], p_device_ids text[], p_idempotency_keys text[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_lock_activities(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], OUT versions integer[], OUT tids tid[], OUT stream_recorded_ats timestamp with time zone[], OUT app_stripes smallint[], OUT global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_lock_keys(p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_key_app_ids text[], p_keys text[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_batch_record_rejections(p_app_ids text[], p_activity_ids text[], p_commands text[], p_codes text[], p_details jsonb[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
-
-REVOKE ALL ON FUNCTION public.liveline_create_partitions(p_parent text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.liveline_create_partitions(p_parent text) TO liveline_service;
-
 GRANT SELECT,INSERT ON TABLE public.events TO liveline_service;
 GRANT SELECT ON TABLE public.events TO liveline_dashboard;
-
-REVOKE ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) FROM PUBLIC;
-GRANT ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) TO liveline_service;
-GRANT ALL ON FUNCTION public.liveline_events_after(p_position bigint, p_limit bigint, p_app text) TO liveline_dashboard;
-
-GRANT ALL ON FUNCTION public.liveline_free_stripes(p_closed integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_insert_openings(p_opened integer[], p_app_stripes smallint[], p_global_stripes smallint[], p_rows jsonb[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_lock_cap_rows(p_closings integer[], p_openings integer[], p_app_ids text[], p_rows jsonb[], p_app_stripes smallint[], p_global_stripes smallint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_respread_app_cap(p_app_id text) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_respread_global_cap() TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_rules_unchanged(p_app_ids text[], p_versions bigint[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_service;
-GRANT ALL ON FUNCTION public.liveline_stable_position() TO liveline_dashboard;
-
-GRANT ALL ON FUNCTION public.liveline_take_positions(p_count integer) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_update_projections(p_appended integer[], p_tids tid[], p_rows jsonb[], p_open_changes integer[]) TO liveline_service;
-
-GRANT ALL ON FUNCTION public.liveline_write_events(p_written integer[], p_app_ids text[], p_activity_ids text[], p_expected_versions integer[], p_stream_recorded_ats timestamp with time zone[], p_event_counts integer[], p_types text[], p_data jsonb[], p_causes text[], p_occurred_at timestamp with time zone[], p_idempotency_keys text[], p_request_sha256s bytea[], p_outcomes jsonb[]) TO liveline_service;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.activities TO liveline_service;
 GRANT SELECT ON TABLE public.activities TO liveline_dashboard;
@@ -1317,3 +1097,65 @@ GRANT SELECT ON TABLE public.rejections_per_minute TO liveline_dashboard;
 GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.time_in_state TO liveline_dashboard;
+
+-- The rows the migrations seed.
+
+INSERT INTO public.delivery_shards (shard, "position", owner, lease_expires_at) VALUES
+	(0, 0, NULL, NULL),
+	(1, 0, NULL, NULL),
+	(2, 0, NULL, NULL),
+	(3, 0, NULL, NULL),
+	(4, 0, NULL, NULL),
+	(5, 0, NULL, NULL),
+	(6, 0, NULL, NULL),
+	(7, 0, NULL, NULL),
+	(8, 0, NULL, NULL),
+	(9, 0, NULL, NULL),
+	(10, 0, NULL, NULL),
+	(11, 0, NULL, NULL),
+	(12, 0, NULL, NULL),
+	(13, 0, NULL, NULL),
+	(14, 0, NULL, NULL),
+	(15, 0, NULL, NULL);
+
+INSERT INTO public.global_open_stripes (stripe, capacity, open) VALUES
+	(0, 6250, 0),
+	(1, 6250, 0),
+	(2, 6250, 0),
+	(3, 6250, 0),
+	(4, 6250, 0),
+	(5, 6250, 0),
+	(6, 6250, 0),
+	(7, 6250, 0),
+	(8, 6250, 0),
+	(9, 6250, 0),
+	(10, 6250, 0),
+	(11, 6250, 0),
+	(12, 6250, 0),
+	(13, 6250, 0),
+	(14, 6250, 0),
+	(15, 6250, 0);
+
+INSERT INTO public.log_partitioning (only_row, partition_interval, partitions_ahead) VALUES
+	(true, '1 day', 2);
+
+INSERT INTO public.log_partitions (table_name, parent, from_time, to_time, created_at, settled_at, archive, retired_at) VALUES
+	('events_before_partitions', 'events', '-infinity', '2000-01-01 00:00:00+00', now(), NULL, NULL, NULL),
+	('deliveries_before_partitions', 'deliveries', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
+	('push_token_invalidations_before_partitions', 'push_token_invalidations', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
+	('rejections_before_partitions', 'rejections', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL);
+
+INSERT INTO public.service_limits (singleton, global_max_open, open_excess) VALUES
+	(true, 100000, 0);
+
+SELECT pg_catalog.setval('public.admin_changes_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.deliveries_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.delivery_suspensions_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.push_to_start_token_changes_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.push_token_invalidations_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.rejections_id_seq', 1, false);
