@@ -103,18 +103,7 @@ public struct Migrator: Sendable {
                     try MigrationQueries.createTables(connection)
                     var applied = Applied()
                     if let baseline, try MigrationQueries.applied(connection).isEmpty {
-                        try connection.transaction { connection in
-                            try connection.executeScript(baseline.schema)
-                            // As pg_restore does: a body may name what a later migration makes;
-                            // after any migration, every definition is applied again, checked.
-                            try MigrationQueries.skipFunctionBodyChecks(connection)
-                            for function in functions { try connection.executeScript(function.sql) }
-                            try connection.executeScript(baseline.triggers)
-                            for migration in migrations where migration.version <= baseline.version {
-                                try MigrationQueries.record(migration, connection)
-                            }
-                            try MigrationQueries.recordFunctions(functions, current: functions, connection)
-                        }
+                        try Self.create(from: baseline, functions, recordedAs: migrations, connection)
                         applied.baseline = baseline
                         applied.functions = functions
                         logger.info(
@@ -150,6 +139,28 @@ public struct Migrator: Sendable {
                     return applied
                 }
             }
+        }
+    }
+
+    /// Makes a new database from `baseline` and the function definitions, in one transaction,
+    /// recorded as the `migrations` the baseline stands for.
+    private static func create(
+        from baseline: Baseline,
+        _ functions: [FunctionDefinition],
+        recordedAs migrations: [Migration],
+        _ connection: Connection
+    ) throws {
+        try connection.transaction { connection in
+            try connection.executeScript(baseline.schema)
+            // As pg_restore does: a body may name what a later migration makes; after any
+            // migration, every definition is applied again, checked.
+            try MigrationQueries.skipFunctionBodyChecks(connection)
+            for function in functions { try connection.executeScript(function.sql) }
+            try connection.executeScript(baseline.triggers)
+            for migration in migrations where migration.version <= baseline.version {
+                try MigrationQueries.record(migration, connection)
+            }
+            try MigrationQueries.recordFunctions(functions, current: functions, connection)
         }
     }
 
