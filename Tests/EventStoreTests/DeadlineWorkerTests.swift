@@ -278,6 +278,11 @@ struct DeadlineWorkerTests {
                 let endedAt = Timestamp.now()
                 try await store.execute(.end(.init(dismissal: .after(endedAt + .seconds(2)))), on: stream, at: endedAt)
                 try await waitFor(store, stream) { $0.state == .dismissed }
+                // The worker counts what it applied, and times it last, once the append has
+                // committed, which a reader can see first.
+                for _ in 0..<200 where (try? metrics.expectTimer("liveline_deadline_lag_seconds").values.count) != 3 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
                 group.cancelAll()
 
                 let events = try await store.events(of: stream)
