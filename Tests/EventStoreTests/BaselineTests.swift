@@ -44,6 +44,28 @@ struct BaselineTests {
         #expect(try await BaselineDump.make(of: new, version: committed.version) == committed)
     }
 
+    @Test("several processes making one new database at once: one makes it from the baseline, the others find it made")
+    func concurrentCreation() async throws {
+        let database = try await TestDatabase.makeEmpty()
+        let made = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    // Separate pools stand for separate processes.
+                    try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+                        let migrator = try Migrator.loading(from: TestDatabase.migrationsDirectory, pool: pool)
+                        return try await migrator.migrate(logger: TestDatabase.logger).baseline != nil
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(made.sorted { !$0 && $1 } == [false, false, false, true])
+        try await TestDatabase.withPool(database) { pool in
+            let status = try await Migrator.loading(from: TestDatabase.migrationsDirectory, pool: pool).status()
+            #expect(status.isCurrent && status.applied == migrations.map(\.version))
+        }
+    }
+
     @Test("a database with migrations applied upgrades through the numbered files, not the baseline")
     func upgradeSkipsTheBaseline() async throws {
         let database = try await TestDatabase.makeEmpty()
