@@ -150,6 +150,27 @@ extension Problem {
         )
     }
 
+    static func reloadTokenNotFound(_ slot: ReloadTokenSlot) -> Problem {
+        switch slot.kind {
+        case .widgets:
+            Problem(
+                .notFound,
+                code: "widget_push_token_not_found",
+                detail: "The device \"\(slot.device)\" has no widget push token; register one with "
+                    + "PUT /v1/devices/\(slot.device)/widget-push-token.",
+                details: ["deviceId": .string(slot.device.rawValue)]
+            )
+        case .control(let kind):
+            Problem(
+                .notFound,
+                code: "control_push_token_not_found",
+                detail: "The device \"\(slot.device)\" has no push token for the control \(kind); register one "
+                    + "with PUT /v1/devices/\(slot.device)/control-push-tokens/{controlKind}.",
+                details: ["deviceId": .string(slot.device.rawValue), "controlKind": .string(kind)]
+            )
+        }
+    }
+
     static func apnsCredentialsNotFound(_ app: AppID) -> Problem {
         Problem(
             .notFound,

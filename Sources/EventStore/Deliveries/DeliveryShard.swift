@@ -8,11 +8,20 @@ public enum DeliveryShard {
 
     /// The activity's shard: FNV-1a of its app and activity ids, the same in every process.
     public static func of(_ stream: StreamID) -> Int {
+        of(stream.app, stream.activity.rawValue)
+    }
+
+    /// The device's shard, for its widget and control reloads: as an activity's, of its id.
+    public static func of(_ app: AppID, device: DeviceID) -> Int {
+        of(app, device.rawValue)
+    }
+
+    private static func of(_ app: AppID, _ key: String) -> Int {
         var hash: UInt32 = 2_166_136_261
         func mix(_ byte: UInt8) { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        for byte in stream.app.rawValue.utf8 { mix(byte) }
+        for byte in app.rawValue.utf8 { mix(byte) }
         mix(0)
-        for byte in stream.activity.rawValue.utf8 { mix(byte) }
+        for byte in key.utf8 { mix(byte) }
         return Int(hash % UInt32(count))
     }
 }

@@ -40,7 +40,7 @@ enum PushToStartQueries {
     static func token(of slot: PushToStartSlot, _ connection: Connection) throws -> PushToStartToken? {
         let rows = try connection.query(
             """
-            SELECT change.change, change.token, change.status, change.reason, change.invalid_since,
+            SELECT change.change, change.token, NULL::jsonb AS widgets, change.status, change.reason, change.invalid_since,
                 change.changed_at, current.token AS current_token, current.registered_at
             FROM (
                 SELECT * FROM push_to_start_token_changes
@@ -59,21 +59,6 @@ enum PushToStartQueries {
                 registeredAt: Timestamp(try first.decode("registered_at", as: PostgresTimestamp.self))
             )
         }
-        return PushToStartToken(slot: slot, current: current, changes: try rows.map(change))
-    }
-
-    private static func change(_ row: PostgresRow) throws -> PushToStartTokenChange {
-        let kind = try row.decode("change", as: String.self)
-        guard let known = PushToStartTokenChange.Kind(rawValue: kind) else {
-            throw EventStoreError.unreadableRow("push_to_start_token_changes: change \(kind)")
-        }
-        return PushToStartTokenChange(
-            kind: known,
-            token: try row.decode("token"),
-            status: try row.decode("status"),
-            reason: try row.decode("reason"),
-            invalidSince: try row.decode("invalid_since", as: PostgresTimestamp?.self).map(Timestamp.init),
-            changedAt: Timestamp(try row.decode("changed_at", as: PostgresTimestamp.self))
-        )
+        return PushToStartToken(slot: slot, current: current, changes: try rows.map(TokenChange.init(row:)))
     }
 }

@@ -15,44 +15,6 @@ public struct PushToStartSlot: Hashable, Sendable {
     }
 }
 
-/// One change of a slot's push-to-start token, as the log of changes keeps it.
-public struct PushToStartTokenChange: Hashable, Sendable {
-    public enum Kind: String, Hashable, Sendable, CaseIterable {
-        /// A token given by the app backend: a first one, or a rotation.
-        case registered
-        /// Removed by the app backend.
-        case removed
-        /// APNs declared the token dead.
-        case invalidated
-    }
-
-    public let kind: Kind
-    /// The token registered or declared dead; `nil` for a removal.
-    public let token: String?
-    /// APNs' status and reason, for an invalidation.
-    public let status: Int?
-    public let reason: String?
-    /// Since when APNs holds the token dead, for an invalidation.
-    public let invalidSince: Timestamp?
-    public let changedAt: Timestamp
-
-    public init(
-        kind: Kind,
-        token: String?,
-        status: Int? = nil,
-        reason: String? = nil,
-        invalidSince: Timestamp? = nil,
-        changedAt: Timestamp
-    ) {
-        self.kind = kind
-        self.token = token
-        self.status = status
-        self.reason = reason
-        self.invalidSince = invalidSince
-        self.changedAt = changedAt
-    }
-}
-
 /// A slot's push-to-start token as it stands, with every change that led there, oldest first.
 public struct PushToStartToken: Hashable, Sendable {
     public struct Registration: Hashable, Sendable {
@@ -68,9 +30,9 @@ public struct PushToStartToken: Hashable, Sendable {
     public let slot: PushToStartSlot
     /// The token a remote start goes to now; `nil` after a removal or an invalidation.
     public let current: Registration?
-    public let changes: [PushToStartTokenChange]
+    public let changes: [TokenChange]
 
-    public init(slot: PushToStartSlot, current: Registration?, changes: [PushToStartTokenChange]) {
+    public init(slot: PushToStartSlot, current: Registration?, changes: [TokenChange]) {
         self.slot = slot
         self.current = current
         self.changes = changes

@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0030, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0031, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0030_triggers.sql, in one transaction.
+-- 0031_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -682,6 +682,53 @@ CREATE VIEW public.rejections_per_minute AS
    FROM public.rejections
   GROUP BY (date_trunc('minute'::text, rejections.occurred_at)), rejections.app_id, rejections.code;
 
+CREATE TABLE public.reload_token_changes (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    push_type text NOT NULL,
+    control_kind text NOT NULL,
+    change text NOT NULL,
+    token text,
+    widgets jsonb,
+    status integer,
+    reason text,
+    invalid_since timestamp with time zone,
+    changed_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT reload_token_changes_change_check CHECK ((change = ANY (ARRAY['registered'::text, 'removed'::text, 'invalidated'::text]))),
+    CONSTRAINT reload_token_changes_check CHECK (((push_type = 'widgets'::text) = (control_kind = ''::text))),
+    CONSTRAINT reload_token_changes_check1 CHECK (((change = 'removed'::text) = (token IS NULL))),
+    CONSTRAINT reload_token_changes_check2 CHECK (((change = 'invalidated'::text) = ((invalid_since IS NOT NULL) AND (reason IS NOT NULL)))),
+    CONSTRAINT reload_token_changes_check3 CHECK (((widgets IS NOT NULL) = ((push_type = 'widgets'::text) AND (change = 'registered'::text)))),
+    CONSTRAINT reload_token_changes_control_kind_check CHECK ((char_length(control_kind) <= 128)),
+    CONSTRAINT reload_token_changes_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text]))),
+    CONSTRAINT reload_token_changes_token_check CHECK (((token ~ '^[!-~]+$'::text) AND (length(token) <= 512))),
+    CONSTRAINT reload_token_changes_widgets_check CHECK ((jsonb_typeof(widgets) = 'array'::text))
+);
+
+ALTER TABLE public.reload_token_changes ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.reload_token_changes_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.reload_tokens (
+    app_id public.liveline_id NOT NULL,
+    push_type text NOT NULL,
+    control_kind text NOT NULL,
+    shard smallint NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    token text NOT NULL,
+    widget_kinds text[] NOT NULL,
+    registered_at timestamp with time zone NOT NULL,
+    change_id bigint NOT NULL,
+    CONSTRAINT reload_tokens_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text]))),
+    CONSTRAINT reload_tokens_shard_check CHECK ((shard >= 0))
+);
+
 CREATE VIEW public.state_intervals AS
  WITH transitions AS (
          SELECT events.app_id,
@@ -895,6 +942,14 @@ ALTER TABLE ONLY public.deliveries
 ALTER TABLE ONLY public.deliveries_before_partitions
     ADD CONSTRAINT deliveries_before_partitions_pkey PRIMARY KEY ("position", id, recorded_at);
 
+ALTER TABLE ONLY public.reload_token_changes
+    ADD CONSTRAINT reload_token_changes_pkey PRIMARY KEY (id);
+
+CREATE INDEX reload_token_changes_slot ON public.reload_token_changes USING btree (app_id, device_id, push_type, control_kind, id);
+
+ALTER TABLE ONLY public.reload_tokens
+    ADD CONSTRAINT reload_tokens_pkey PRIMARY KEY (app_id, push_type, control_kind, shard, device_id);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
@@ -938,6 +993,9 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+ALTER TABLE ONLY public.reload_token_changes
+    ADD CONSTRAINT reload_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.apps TO liveline_service;
 
@@ -1094,6 +1152,12 @@ GRANT USAGE ON SEQUENCE public.rejections_id_seq TO liveline_service;
 
 GRANT SELECT ON TABLE public.rejections_per_minute TO liveline_dashboard;
 
+GRANT SELECT,INSERT ON TABLE public.reload_token_changes TO liveline_service;
+GRANT SELECT ON TABLE public.reload_token_changes TO liveline_dashboard;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.reload_tokens TO liveline_service;
+GRANT SELECT ON TABLE public.reload_tokens TO liveline_dashboard;
+
 GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.time_in_state TO liveline_dashboard;
@@ -1159,3 +1223,5 @@ SELECT pg_catalog.setval('public.push_to_start_token_changes_id_seq', 1, false);
 SELECT pg_catalog.setval('public.push_token_invalidations_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.rejections_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.reload_token_changes_id_seq', 1, false);
