@@ -32,7 +32,9 @@ enum DevelopmentAPNs {
         let line =
             switch accepted {
             case .push(let push):
-                "device \(push.deviceToken.prefix(8))…: priority \(push.priority) "
+                "device \(push.deviceToken.prefix(8))…"
+                    + (push.pushType == "liveactivity" ? "" : " (\(push.pushType))")
+                    + ": priority \(push.priority) "
                     + String(decoding: push.body, as: UTF8.self)
             case .broadcast(let broadcast):
                 "channel \(broadcast.channelID): priority \(broadcast.priority) "

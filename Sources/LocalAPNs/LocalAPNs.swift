@@ -26,6 +26,8 @@ public final class LocalAPNs: Sendable {
     /// A push the local APNs accepted (answered 200).
     public struct ReceivedPush: Hashable, Sendable {
         public let deviceToken: String
+        /// `apns-push-type`: `liveactivity`, `widgets` or `controls`.
+        public let pushType: String
         public let topic: String
         public let priority: Int
         public let expiration: Int64?

@@ -62,12 +62,16 @@ extension LocalAPNs {
         let keys = state.keys
 
         // The headers.
-        let suffix = ".push-type.liveactivity"
-        guard let pushType = request.header("apns-push-type") else { return .refuse(400, "InvalidPushType") }
+        guard let pushType = request.header("apns-push-type").flatMap(PushType.init) else {
+            return .refuse(400, "InvalidPushType")
+        }
         guard let topic = request.header("apns-topic") else { return .refuse(400, "MissingTopic") }
-        guard pushType == "liveactivity" else { return .refuse(400, "InvalidPushType") }
-        guard topic.hasSuffix(suffix), topic.count > suffix.count else { return .refuse(400, "BadTopic") }
-        guard keys[claims.keyID]?.bundleIDs.contains(String(topic.dropLast(suffix.count))) == true else {
+        let bundleID: String
+        switch pushType.bundleID(of: topic) {
+        case .failure(let refusal): return refusal.answer
+        case .success(let named): bundleID = named
+        }
+        guard keys[claims.keyID]?.bundleIDs.contains(bundleID) == true else {
             return .refuse(400, "TopicDisallowed")
         }
         let priority = request.header("apns-priority").map { Int($0) } ?? 10
@@ -98,7 +102,7 @@ extension LocalAPNs {
         // The body.
         guard !request.body.isEmpty else { return .refuse(400, "PayloadEmpty") }
         guard request.body.count <= 4096 else { return .refuse(413, "PayloadTooLarge") }
-        if let problem = LiveActivityBodyCheck.problem(in: request.body) {
+        if let problem = pushType.bodyProblem(in: request.body) {
             return .refuse(400, "BadPayload", detail: problem)
         }
 
@@ -110,6 +114,7 @@ extension LocalAPNs {
         state.accept(
             ReceivedPush(
                 deviceToken: device,
+                pushType: pushType.rawValue,
                 topic: topic,
                 priority: priority,
                 expiration: expiration,

@@ -119,6 +119,109 @@ import Testing
     ]
     static let validHeaders = LocalAPNsFixture.validHeaders
 
+    static let reload = #"{"aps":{"content-changed":true}}"#
+    static func reloadHeaders(_ pushType: String, topic suffix: String? = nil) -> [(String, String)] {
+        [
+            ("apns-push-type", pushType),
+            ("apns-topic", LocalAPNsFixture.bundleID + ".push-type." + (suffix ?? pushType)),
+        ]
+    }
+
+    /// Widget (iOS 26) and control (iOS 18) reloads: their own push type and topic, and a body
+    /// that only says the content changed.
+    static let reloadCases: [Case] = [
+        Case(name: "a widget reload", headers: reloadHeaders("widgets"), body: reload, status: 200, reason: nil),
+        Case(name: "a control reload", headers: reloadHeaders("controls"), body: reload, status: 200, reason: nil),
+        Case(
+            name: "a widget reload at priority 5",
+            headers: reloadHeaders("widgets") + [("apns-priority", "5")],
+            body: reload,
+            status: 200,
+            reason: nil
+        ),
+        Case(
+            name: "push type widget, not widgets",
+            headers: reloadHeaders("widget", topic: "widgets"),
+            body: reload,
+            status: 400,
+            reason: "InvalidPushType"
+        ),
+        Case(
+            name: "a widget push on the Live Activity topic",
+            headers: reloadHeaders("widgets", topic: "liveactivity"),
+            body: reload,
+            status: 400,
+            reason: "InvalidPushType"
+        ),
+        Case(
+            name: "a Live Activity push on the widgets topic",
+            headers: [pushType, ("apns-topic", LocalAPNsFixture.bundleID + ".push-type.widgets")],
+            status: 400,
+            reason: "InvalidPushType"
+        ),
+        Case(
+            name: "a control push on the widgets topic",
+            headers: reloadHeaders("controls", topic: "widgets"),
+            body: reload,
+            status: 400,
+            reason: "InvalidPushType"
+        ),
+        Case(
+            name: "a widget push on the bundle id alone",
+            headers: [("apns-push-type", "widgets"), ("apns-topic", LocalAPNsFixture.bundleID)],
+            body: reload,
+            status: 400,
+            reason: "DeviceTokenNotForTopic"
+        ),
+        Case(
+            name: "a control push to another app's topic",
+            headers: [("apns-push-type", "controls"), ("apns-topic", "com.other.push-type.controls")],
+            body: reload,
+            status: 400,
+            reason: "TopicDisallowed"
+        ),
+        Case(
+            name: "a reload without content-changed",
+            headers: reloadHeaders("widgets"),
+            body: #"{"aps":{}}"#,
+            status: 400,
+            reason: "BadPayload"
+        ),
+        Case(
+            name: "a reload with content-changed false",
+            headers: reloadHeaders("controls"),
+            body: #"{"aps":{"content-changed":false}}"#,
+            status: 400,
+            reason: "BadPayload"
+        ),
+        Case(
+            name: "a Live Activity body sent as a widget reload",
+            headers: reloadHeaders("widgets"),
+            body: #"{"aps":{"content-changed":true,"timestamp":1800000000,"event":"update","content-state":{}}}"#,
+            status: 400,
+            reason: "BadPayload"
+        ),
+        Case(
+            name: "Apple's sample with its stray comma",
+            headers: reloadHeaders("widgets"),
+            body: #"{"aps":{"content-changed":true,}}"#,
+            status: 400,
+            reason: "BadPayload"
+        ),
+    ]
+
+    @Test("what APNs checks of widget and control reloads", arguments: reloadCases)
+    func reloadChecks(_ example: Case) async throws {
+        try await LocalAPNsFixture.run { fixture in
+            let response = try await fixture.raw(path: example.path, headers: example.headers, body: example.body)
+            #expect(response.status == example.status)
+            #expect(response.reason == example.reason)
+            let received = fixture.server.received
+            #expect(received.count == (example.status == 200 ? 1 : 0))
+            #expect(received.allSatisfy { $0.pushType == example.headers.first { $0.0 == "apns-push-type" }?.1 })
+        }
+    }
+
     @Test("what APNs checks", arguments: cases)
     func checks(_ example: Case) async throws {
         try await LocalAPNsFixture.run { fixture in
