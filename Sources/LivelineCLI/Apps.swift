@@ -55,6 +55,18 @@ struct Apps: AsyncParsableCommand {
         )
         var pushToStartBudgetPerHour: Int?
 
+        @Option(
+            name: .customLong("widget-reload-interval"),
+            help: "At most one widget reload per device in this many seconds (default 1800; 0 for no pacing)."
+        )
+        var widgetReloadIntervalSeconds: Int?
+
+        @Option(
+            name: .customLong("control-reload-interval"),
+            help: "At most one reload of a control per device in this many seconds (default 0: no pacing)."
+        )
+        var controlReloadIntervalSeconds: Int?
+
         func applied(to current: AppSettings) throws -> AppSettings {
             var settings = current
             settings.bundleID = bundleID ?? settings.bundleID
@@ -63,6 +75,9 @@ struct Apps: AsyncParsableCommand {
             settings.priorityBudgetPerHour = priorityBudgetPerHour ?? settings.priorityBudgetPerHour
             settings.frequentUpdates = frequentUpdates ?? settings.frequentUpdates
             settings.pushToStartBudgetPerHour = pushToStartBudgetPerHour ?? settings.pushToStartBudgetPerHour
+            settings.widgetReloadIntervalSeconds = widgetReloadIntervalSeconds ?? settings.widgetReloadIntervalSeconds
+            settings.controlReloadIntervalSeconds =
+                controlReloadIntervalSeconds ?? settings.controlReloadIntervalSeconds
             do {
                 return try settings.validated()
             } catch {
@@ -247,6 +262,7 @@ private func describe(_ summary: AppSummary) -> String {
         + "  per device \(settings.maxOpenPerDevice.map(String.init) ?? "-")"
         + "  budget \(settings.priorityBudgetPerHour)/h\(settings.frequentUpdates ? " (frequent updates)" : "")"
         + "  push-to-start \(settings.pushToStartBudgetPerHour)/h/device"
+        + "  reloads widgets \(settings.widgetReloadIntervalSeconds)s controls \(settings.controlReloadIntervalSeconds)s"
 }
 
 private func describe(_ key: IssuedAPIKey) -> String {

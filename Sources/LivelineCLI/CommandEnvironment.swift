@@ -142,9 +142,9 @@ struct CommandEnvironment {
         }
     }
 
-    /// The APNs client (for channel management too) and the delivery worker, with what the
-    /// worker tells `/readyz`, unless delivery is off; neither without a secret key (`client` is
-    /// `nil` then).
+    /// The APNs client (for channel management too), the delivery worker, with what it tells
+    /// `/readyz`, and the worker of widget and control reloads, unless delivery is off; none
+    /// without a secret key (`client` is `nil` then).
     private func deliveryServices(
         store: EventStore,
         listener: AppendListener,
@@ -173,7 +173,17 @@ struct CommandEnvironment {
             logger: logger,
             health: health
         )
-        return ([client, worker], health)
+        var reloadConfiguration = ReloadWorker.Configuration()
+        reloadConfiguration.maximumInFlight = configuration.deliveryInFlight
+        let reloads = ReloadWorker(
+            store: store,
+            client: client,
+            secretKey: secretKey,
+            listener: listener,
+            configuration: reloadConfiguration,
+            logger: logger
+        )
+        return ([client, worker, reloads], health)
     }
 
     /// A client of APNs (`apns`, or the configured hosts), with the configured deadline.

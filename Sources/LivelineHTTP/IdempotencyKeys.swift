@@ -15,17 +15,17 @@ enum IdempotencyKeys {
         return key
     }
 
-    /// SHA-256 of the operation, the activity, the precondition and the body in canonical JSON
+    /// SHA-256 of the operation, the activity (if it names one), the precondition and the body in canonical JSON
     /// (compact, keys sorted, one spelling per number and string): a retry that writes the same
     /// body otherwise is the same request.
     static func digest(
         _ operation: String,
-        _ activity: ActivityID,
+        _ activity: ActivityID?,
         _ ifMatch: String?,
         canonicalBody: [UInt8]
     ) -> [UInt8] {
         var hash = SHA256()
-        hash.update(data: Array("\(operation)\n\(activity)\n\(ifMatch ?? "")\n".utf8))
+        hash.update(data: Array("\(operation)\n\(activity.map { "\($0)" } ?? "")\n\(ifMatch ?? "")\n".utf8))
         hash.update(data: canonicalBody)
         return Array(hash.finalize())
     }
@@ -33,7 +33,7 @@ enum IdempotencyKeys {
     /// The digest of a body the generated code decoded: its encoding, in canonical JSON.
     static func digest(
         _ operation: String,
-        _ activity: ActivityID,
+        _ activity: ActivityID?,
         _ ifMatch: String?,
         body: some Encodable
     ) throws -> [UInt8] {

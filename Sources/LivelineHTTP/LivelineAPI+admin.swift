@@ -13,7 +13,9 @@ extension LivelineAPI {
                 maxOpenPerDevice: body.maxOpenPerDevice,
                 priorityBudgetPerHour: body.priorityBudgetPerHour,
                 frequentUpdates: body.frequentUpdates,
-                pushToStartBudgetPerHour: body.pushToStartBudgetPerHour
+                pushToStartBudgetPerHour: body.pushToStartBudgetPerHour,
+                widgetReloadIntervalSeconds: body.widgetReloadIntervalSeconds,
+                controlReloadIntervalSeconds: body.controlReloadIntervalSeconds
             ),
             over: AppSettings(bundleID: body.bundleId)
         )
@@ -96,6 +98,10 @@ extension AppSettings {
         settings.priorityBudgetPerHour = changes.priorityBudgetPerHour ?? settings.priorityBudgetPerHour
         settings.frequentUpdates = changes.frequentUpdates ?? settings.frequentUpdates
         settings.pushToStartBudgetPerHour = changes.pushToStartBudgetPerHour ?? settings.pushToStartBudgetPerHour
+        settings.widgetReloadIntervalSeconds =
+            changes.widgetReloadIntervalSeconds ?? settings.widgetReloadIntervalSeconds
+        settings.controlReloadIntervalSeconds =
+            changes.controlReloadIntervalSeconds ?? settings.controlReloadIntervalSeconds
         return try checked { () throws(InvalidAppSettings) in try settings.validated() }
     }
 

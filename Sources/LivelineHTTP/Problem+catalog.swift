@@ -171,6 +171,15 @@ extension Problem {
         }
     }
 
+    static func reloadNotFound(_ id: Int64) -> Problem {
+        Problem(
+            .notFound,
+            code: "reload_not_found",
+            detail: "The app has no reload request \(id).",
+            details: ["reloadId": .number(JSONNumber(id))]
+        )
+    }
+
     static func apnsCredentialsNotFound(_ app: AppID) -> Problem {
         Problem(
             .notFound,

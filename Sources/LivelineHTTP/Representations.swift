@@ -60,6 +60,8 @@ extension Components.Schemas.App {
             priorityBudgetPerHour: summary.settings.priorityBudgetPerHour,
             frequentUpdates: summary.settings.frequentUpdates,
             pushToStartBudgetPerHour: summary.settings.pushToStartBudgetPerHour,
+            widgetReloadIntervalSeconds: summary.settings.widgetReloadIntervalSeconds,
+            controlReloadIntervalSeconds: summary.settings.controlReloadIntervalSeconds,
             openActivities: summary.openActivities
         )
     }

@@ -190,6 +190,11 @@ public final class LocalAPNs: Sendable {
         }
     }
 
+    /// Forgets the failures planned and not yet answered with: APNs works again.
+    public func clearFailures() {
+        state.withLockedValue { $0.failures = [] }
+    }
+
     /// Every push accepted so far, in the order they were answered (none when started without
     /// `keepingAccepted`).
     public var received: [ReceivedPush] {

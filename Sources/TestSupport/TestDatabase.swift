@@ -96,7 +96,7 @@ public enum TestDatabase {
             socketDirectory: folder.appending(path: "run")
         )
         configuration.settings.merge(
-            ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "300"]
+            ["fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "500"]
         ) { $1 }
         configuration.settings.merge(settings) { $1 }
         let settings = configuration

@@ -110,6 +110,58 @@ struct DeliveryFixture {
         try? await client.shutdown()
     }
 
+    /// Runs reload workers (each with its own pool and listener, as separate processes have)
+    /// while `body` runs, then cancels them.
+    func withReloadWorkers(
+        _ count: Int = 1,
+        configuration: ReloadWorker.Configuration = DeliveryFixture.quickReloads,
+        _ body: () async throws -> Void
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<count {
+                group.addTask { try await runReloadWorker(configuration: configuration) }
+            }
+            try await body()
+            group.cancelAll()
+        }
+    }
+
+    /// One reload worker until cancelled.
+    func runReloadWorker(configuration: ReloadWorker.Configuration = DeliveryFixture.quickReloads) async throws {
+        let listener = try AppendListener(connectionString: database, logger: TestDatabase.logger)
+        let client = try APNsClient(
+            configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
+            logger: TestDatabase.logger
+        )
+        try await TestDatabase.withPool(database, maximumConnections: 3) { pool in
+            let worker = ReloadWorker(
+                store: EventStore(pool: pool, lifecycle: Lifecycle()),
+                client: client,
+                secretKey: secret,
+                listener: listener,
+                configuration: configuration,
+                logger: TestDatabase.logger
+            )
+            await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await listener.run() }
+                group.addTask { try await worker.run() }
+                try? await group.next()
+                group.cancelAll()
+            }
+        }
+        try? await client.shutdown()
+    }
+
+    static let quickReloads: ReloadWorker.Configuration = {
+        var configuration = ReloadWorker.Configuration()
+        configuration.lease = .seconds(5)
+        configuration.leaseRenewal = .milliseconds(200)
+        configuration.initialBackoff = .milliseconds(300)
+        configuration.maximumBackoff = .seconds(1)
+        configuration.appRefresh = .milliseconds(100)
+        return configuration
+    }()
+
     /// Runs `body` with the app's channels managed at the local APNs.
     func withChannels(in store: EventStore, _ body: (ChannelManager) async throws -> Void) async throws {
         let client = try APNsClient(

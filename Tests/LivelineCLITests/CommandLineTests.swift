@@ -45,6 +45,7 @@ struct CommandLineTests {
         #expect(
             lengths == [
                 "deliveries 00:01:00", "events 00:01:00", "push_token_invalidations 00:01:00", "rejections 00:01:00",
+                "reload_deliveries 00:01:00",
             ]
         )
     }
@@ -55,7 +56,11 @@ struct CommandLineTests {
         let created = try await liveline("apps", "create", "demo", "--max-open", "3")
         #expect(created.status == 0)
         #expect(
-            created.lines.first == "demo  bundle demo  open 0/3  per device -  budget 10/h  push-to-start 10/h/device"
+            created.lines.first
+                == Substring(
+                    "demo  bundle demo  open 0/3  per device -  budget 10/h  push-to-start 10/h/device"
+                        + "  reloads widgets 1800s controls 0s"
+                )
         )
         let firstKey = try #require(created.lines.dropFirst().first.flatMap(Self.keyID))
 
@@ -74,7 +79,9 @@ struct CommandLineTests {
             "--push-to-start-budget",
             "4"
         )
-        let line = "demo  bundle demo  open 0/5  per device 2  budget 10/h  push-to-start 4/h/device"
+        let line =
+            "demo  bundle demo  open 0/5  per device 2  budget 10/h  push-to-start 4/h/device"
+            + "  reloads widgets 1800s controls 0s"
         #expect(changed.output == line + "\n")
         #expect(try await liveline("apps", "list").lines == [Substring(line)])
 

@@ -25,6 +25,9 @@ public struct LifecyclePolicy: Hashable, Sendable {
     /// *Policy*: remote starts per device in any rolling hour (a device's own push-to-start
     /// budget is small, and spent silently).
     public var defaultPushToStartBudgetPerHour: Int = 10
+    /// *Policy*: at most one widget reload per device in this many seconds, unless the app sets
+    /// another: 30 minutes, 48 a day, within WidgetKit's typical budget of 40–70 a day per widget.
+    public var defaultWidgetReloadIntervalSeconds: Int = 1800
 
     /// The window of the update budget: any rolling hour (not configurable: the budget is per hour).
     public static let budgetWindow: Duration = .seconds(3600)

@@ -1,10 +1,18 @@
 public import ActivityLifecycle
 public import CanonicalJSON
 
-/// One Live Activity push as APNs takes it: to one device (`POST /3/device/<token>`) or
-/// broadcast on a channel (`POST /4/broadcasts/apps/<bundle id>`), with these headers and body.
-/// What the client adds is the connection's: the host and the `authorization` provider token.
+/// One push as APNs takes it: a Live Activity's to one device (`POST /3/device/<token>`) or
+/// broadcast on a channel (`POST /4/broadcasts/apps/<bundle id>`), or a widget or control
+/// reload to one device, with these headers and body. What the client adds is the connection's:
+/// the host and the `authorization` provider token.
 public struct APNsRequest: Hashable, Sendable {
+    /// `apns-push-type`, and the suffix of the topic (`<bundle id>.push-type.<kind>`).
+    public enum PushType: String, Hashable, Sendable {
+        case liveActivity = "liveactivity"
+        case widgets
+        case controls
+    }
+
     /// Who receives it.
     public enum Destination: Hashable, Sendable {
         /// The device's push token (or push-to-start token), in lowercase hex.
@@ -16,7 +24,8 @@ public struct APNsRequest: Hashable, Sendable {
     }
 
     public let destination: Destination
-    /// `<bundle id>.push-type.liveactivity`.
+    public let pushType: PushType
+    /// `<bundle id>.push-type.<push type>`.
     public let topic: String
     /// From the budget ledger: the priority recorded in the update.
     public let priority: Priority
@@ -32,6 +41,7 @@ public struct APNsRequest: Hashable, Sendable {
 
     public init(
         destination: Destination,
+        pushType: PushType = .liveActivity,
         topic: String,
         priority: Priority,
         expiration: Timestamp,
@@ -40,6 +50,7 @@ public struct APNsRequest: Hashable, Sendable {
         startsActivity: Bool = false
     ) {
         self.destination = destination
+        self.pushType = pushType
         self.topic = topic
         self.priority = priority
         self.expiration = expiration
@@ -89,7 +100,7 @@ public struct APNsRequest: Hashable, Sendable {
         switch destination {
         case .device:
             [
-                ("apns-push-type", "liveactivity"),
+                ("apns-push-type", pushType.rawValue),
                 ("apns-topic", topic),
                 ("apns-priority", String(priority.rawValue)),
                 ("apns-expiration", String(expiration.epochSeconds)),

@@ -143,7 +143,13 @@ public struct PushRenderer: Sendable {
     /// A version 8 UUID from the event's stream and version: every attempt of one push carries
     /// the same id, and no two events share one.
     static func apnsID(of event: StoredEvent) -> String {
-        let name = "liveline push \(event.stream.app.rawValue) \(event.stream.activity.rawValue) \(event.event.version)"
+        apnsID(
+            named: "liveline push \(event.stream.app.rawValue) \(event.stream.activity.rawValue) \(event.event.version)"
+        )
+    }
+
+    /// A lowercase UUID (version 8) derived from `name`: the same for every attempt of one push.
+    static func apnsID(named name: String) -> String {
         var bytes = Array(SHA256.hash(data: Array(name.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80

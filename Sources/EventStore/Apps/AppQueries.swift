@@ -8,10 +8,12 @@ enum AppQueries {
         try connection.execute(
             """
             INSERT INTO apps (app_id, bundle_id, max_open, max_open_per_device, priority_budget_per_hour, frequent_updates,
-                push_to_start_budget_per_hour)
+                push_to_start_budget_per_hour, widget_reload_interval_seconds, control_reload_interval_seconds)
             VALUES (\(app.rawValue), \(settings.bundleID), \(Int32(clamping: settings.maxOpen)),
                     \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }), \(Int32(clamping: settings.priorityBudgetPerHour)),
-                    \(settings.frequentUpdates), \(Int32(clamping: settings.pushToStartBudgetPerHour)))
+                    \(settings.frequentUpdates), \(Int32(clamping: settings.pushToStartBudgetPerHour)),
+                    \(Int32(clamping: settings.widgetReloadIntervalSeconds)),
+                    \(Int32(clamping: settings.controlReloadIntervalSeconds)))
             """
         )
     }
@@ -28,7 +30,9 @@ enum AppQueries {
                 max_open_per_device = \(settings.maxOpenPerDevice.map { Int32(clamping: $0) }),
                 priority_budget_per_hour = \(Int32(clamping: settings.priorityBudgetPerHour)),
                 frequent_updates = \(settings.frequentUpdates),
-                push_to_start_budget_per_hour = \(Int32(clamping: settings.pushToStartBudgetPerHour))
+                push_to_start_budget_per_hour = \(Int32(clamping: settings.pushToStartBudgetPerHour)),
+                widget_reload_interval_seconds = \(Int32(clamping: settings.widgetReloadIntervalSeconds)),
+                control_reload_interval_seconds = \(Int32(clamping: settings.controlReloadIntervalSeconds))
             WHERE app_id = \(app.rawValue)
             """
         ) == 1
@@ -63,6 +67,7 @@ enum AppQueries {
     /// The columns an app's settings are read from, in order.
     enum SettingsColumn: Int, SQLColumns {
         case bundleID, maxOpen, maxOpenPerDevice, priorityBudgetPerHour, frequentUpdates, pushToStartBudgetPerHour
+        case widgetReloadIntervalSeconds, controlReloadIntervalSeconds
 
         var sql: StaticString {
             switch self {
@@ -72,6 +77,8 @@ enum AppQueries {
             case .priorityBudgetPerHour: "priority_budget_per_hour"
             case .frequentUpdates: "frequent_updates"
             case .pushToStartBudgetPerHour: "push_to_start_budget_per_hour"
+            case .widgetReloadIntervalSeconds: "widget_reload_interval_seconds"
+            case .controlReloadIntervalSeconds: "control_reload_interval_seconds"
             }
         }
     }
@@ -84,7 +91,9 @@ enum AppQueries {
             maxOpenPerDevice: try row.decode(SettingsColumn.maxOpenPerDevice),
             priorityBudgetPerHour: try row.decode(SettingsColumn.priorityBudgetPerHour),
             frequentUpdates: try row.decode(SettingsColumn.frequentUpdates),
-            pushToStartBudgetPerHour: try row.decode(SettingsColumn.pushToStartBudgetPerHour)
+            pushToStartBudgetPerHour: try row.decode(SettingsColumn.pushToStartBudgetPerHour),
+            widgetReloadIntervalSeconds: try row.decode(SettingsColumn.widgetReloadIntervalSeconds),
+            controlReloadIntervalSeconds: try row.decode(SettingsColumn.controlReloadIntervalSeconds)
         )
     }
 

@@ -1,7 +1,8 @@
 public import ActivityLifecycle
 import Postgres
 
-/// An app's settings: its caps, its update budget and its push-to-start budget.
+/// An app's settings: its caps, its update budget, its push-to-start budget and how its widget
+/// and control reloads are paced.
 public struct AppSettings: Hashable, Sendable {
     public var bundleID: String
     public var maxOpen: Int
@@ -10,6 +11,10 @@ public struct AppSettings: Hashable, Sendable {
     public var frequentUpdates: Bool
     /// Remote starts per device in any rolling hour.
     public var pushToStartBudgetPerHour: Int
+    /// At most one widget reload per device in this many seconds (0: no pacing).
+    public var widgetReloadIntervalSeconds: Int
+    /// At most one reload of a control per device in this many seconds (0: no pacing).
+    public var controlReloadIntervalSeconds: Int
 
     public init(
         bundleID: String,
@@ -17,7 +22,9 @@ public struct AppSettings: Hashable, Sendable {
         maxOpenPerDevice: Int? = nil,
         priorityBudgetPerHour: Int = LifecyclePolicy.standard.defaultPriorityBudgetPerHour,
         frequentUpdates: Bool = false,
-        pushToStartBudgetPerHour: Int = LifecyclePolicy.standard.defaultPushToStartBudgetPerHour
+        pushToStartBudgetPerHour: Int = LifecyclePolicy.standard.defaultPushToStartBudgetPerHour,
+        widgetReloadIntervalSeconds: Int = LifecyclePolicy.standard.defaultWidgetReloadIntervalSeconds,
+        controlReloadIntervalSeconds: Int = 0
     ) {
         self.bundleID = bundleID
         self.maxOpen = maxOpen
@@ -25,6 +32,8 @@ public struct AppSettings: Hashable, Sendable {
         self.priorityBudgetPerHour = priorityBudgetPerHour
         self.frequentUpdates = frequentUpdates
         self.pushToStartBudgetPerHour = pushToStartBudgetPerHour
+        self.widgetReloadIntervalSeconds = widgetReloadIntervalSeconds
+        self.controlReloadIntervalSeconds = controlReloadIntervalSeconds
     }
 }
 
@@ -39,6 +48,8 @@ public struct InvalidAppSettings: Error, Hashable, Sendable, CustomStringConvert
 extension AppSettings {
     /// The largest count a cap or budget may have: the database keeps them in 32 bits.
     public static let maximumCount = Int(Int32.max)
+    /// The longest reload interval, in seconds: a day.
+    public static let maximumReloadInterval = 86_400
 
     /// Checks the rules every app's settings follow, whoever sets them (the admin API or
     /// `liveline apps`).
@@ -53,6 +64,15 @@ extension AppSettings {
         if let maxOpenPerDevice { try Self.check(maxOpenPerDevice, field: "maxOpenPerDevice", minimum: 1) }
         try Self.check(priorityBudgetPerHour, field: "priorityBudgetPerHour", minimum: 0)
         try Self.check(pushToStartBudgetPerHour, field: "pushToStartBudgetPerHour", minimum: 1)
+        for (interval, field) in [
+            (widgetReloadIntervalSeconds, "widgetReloadIntervalSeconds"),
+            (controlReloadIntervalSeconds, "controlReloadIntervalSeconds"),
+        ] where !(0...Self.maximumReloadInterval).contains(interval) {
+            throw InvalidAppSettings(
+                field: field,
+                reason: "must be between 0 and \(Self.maximumReloadInterval) (a day)"
+            )
+        }
         return self
     }
 

@@ -3,7 +3,7 @@ import Postgres
 public import ServiceLifecycle
 
 /// Hears that events were appended by any Liveline process (the `AppendNotifier`'s `NOTIFY`),
-/// and that an app's APNs credentials changed, from a database session and a thread of its own,
+/// that an app's APNs credentials changed, and that a widget or control reload was requested, from a database session and a thread of its own,
 /// and wakes the readers, the deadline worker and the delivery worker waiting for that. A wake-up means "look now", never "this is everything": a
 /// notification can be lost when the session breaks (it is reopened, and every waiter woken).
 /// Run it as a `Service`.
@@ -11,6 +11,9 @@ public struct AppendListener: Service, Sendable {
     /// The channel a change of any app's APNs credentials is announced on (at the commit that
     /// made it), so that every process's delivery reads it at once.
     public static let credentialsChannel = "liveline_credentials"
+    /// The channel a widget or control reload request is announced on (at its commit), so that
+    /// the workers fan it out at once.
+    public static let reloadsChannel = "liveline_reloads"
 
     private let listener: NotificationListener
 
@@ -19,7 +22,7 @@ public struct AppendListener: Service, Sendable {
         do {
             listener = try NotificationListener(
                 connectionString: connectionString,
-                channels: [AppendNotifier.channel, Self.credentialsChannel],
+                channels: [AppendNotifier.channel, Self.credentialsChannel, Self.reloadsChannel],
                 logger: logger
             )
         } catch let error as PostgresError {
@@ -42,6 +45,16 @@ public struct AppendListener: Service, Sendable {
     @discardableResult
     public func waitForCredentials(after generation: UInt64, timeout: Duration) async -> UInt64 {
         await listener.wait(on: Self.credentialsChannel, after: generation, timeout: timeout)
+    }
+
+    /// How many times reload requests were announced (or the session reopened) so far.
+    public var reloadsGeneration: UInt64 { listener.generation(of: Self.reloadsChannel) }
+
+    /// Waits until a reload request is announced after `generation`, or `timeout` passes, or
+    /// the task is cancelled; returns the generation then.
+    @discardableResult
+    public func waitForReloads(after generation: UInt64, timeout: Duration) async -> UInt64 {
+        await listener.wait(on: Self.reloadsChannel, after: generation, timeout: timeout)
     }
 
     /// Whether the session is listening (it may still be connecting, or reconnecting).

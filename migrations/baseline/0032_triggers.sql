@@ -1,4 +1,4 @@
--- The baseline: the schema of migrations 0001 to 0031, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0032, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- The triggers, which name the functions.
@@ -32,6 +32,8 @@ CREATE TRIGGER events_no_update_or_delete BEFORE DELETE OR UPDATE ON public.even
 CREATE TRIGGER push_to_start_token_changes_append_only BEFORE DELETE OR UPDATE ON public.push_to_start_token_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
 CREATE TRIGGER push_token_invalidations_append_only BEFORE DELETE OR UPDATE ON public.push_token_invalidations FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
+
+CREATE TRIGGER reload_deliveries_append_only BEFORE DELETE OR UPDATE ON public.reload_deliveries FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
 CREATE TRIGGER reload_token_changes_append_only BEFORE DELETE OR UPDATE ON public.reload_token_changes FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 

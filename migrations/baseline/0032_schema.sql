@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0031, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0032, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0031_triggers.sql, in one transaction.
+-- 0032_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -33,12 +33,16 @@ CREATE TABLE public.apps (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     open_excess integer DEFAULT 0 NOT NULL,
     push_to_start_budget_per_hour integer DEFAULT 10 NOT NULL,
+    widget_reload_interval_seconds integer DEFAULT 1800 NOT NULL,
+    control_reload_interval_seconds integer DEFAULT 0 NOT NULL,
     CONSTRAINT apps_bundle_id_check CHECK (((length(bundle_id) >= 1) AND (length(bundle_id) <= 255))),
+    CONSTRAINT apps_control_reload_interval_seconds_check CHECK (((control_reload_interval_seconds >= 0) AND (control_reload_interval_seconds <= 86400))),
     CONSTRAINT apps_max_open_check CHECK ((max_open >= 0)),
     CONSTRAINT apps_max_open_per_device_check CHECK ((max_open_per_device > 0)),
     CONSTRAINT apps_open_excess_check CHECK ((open_excess >= 0)),
     CONSTRAINT apps_priority_budget_per_hour_check CHECK ((priority_budget_per_hour >= 0)),
-    CONSTRAINT apps_push_to_start_budget_per_hour_check CHECK ((push_to_start_budget_per_hour >= 1))
+    CONSTRAINT apps_push_to_start_budget_per_hour_check CHECK ((push_to_start_budget_per_hour >= 1)),
+    CONSTRAINT apps_widget_reload_interval_seconds_check CHECK (((widget_reload_interval_seconds >= 0) AND (widget_reload_interval_seconds <= 86400)))
 );
 
 CREATE TABLE public.events (
@@ -539,7 +543,7 @@ CREATE TABLE public.log_partitions (
     archive jsonb,
     retired_at timestamp with time zone,
     CONSTRAINT log_partitions_check CHECK ((to_time > from_time)),
-    CONSTRAINT log_partitions_parent_check CHECK ((parent = ANY (ARRAY['events'::text, 'deliveries'::text, 'push_token_invalidations'::text, 'rejections'::text])))
+    CONSTRAINT log_partitions_parent_check CHECK ((parent = ANY (ARRAY['events'::text, 'deliveries'::text, 'push_token_invalidations'::text, 'rejections'::text, 'reload_deliveries'::text])))
 );
 
 CREATE VIEW public.log_partition_sizes AS
@@ -682,6 +686,139 @@ CREATE VIEW public.rejections_per_minute AS
    FROM public.rejections
   GROUP BY (date_trunc('minute'::text, rejections.occurred_at)), rejections.app_id, rejections.code;
 
+CREATE TABLE public.reload_deliveries (
+    id bigint NOT NULL,
+    reload_id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    push_type text NOT NULL,
+    control_kind text NOT NULL,
+    outcome text NOT NULL,
+    attempt integer NOT NULL,
+    apns_id uuid,
+    device_token text,
+    priority smallint,
+    status integer,
+    reason text,
+    latency_us bigint,
+    attempted_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT reload_deliveries_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT reload_deliveries_latency_us_check CHECK ((latency_us >= 0)),
+    CONSTRAINT reload_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'no_credentials'::text, 'coalesced'::text]))),
+    CONSTRAINT reload_deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
+    CONSTRAINT reload_deliveries_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text])))
+)
+PARTITION BY RANGE (recorded_at);
+
+CREATE SEQUENCE public.reload_deliveries_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.reload_deliveries_id_seq OWNED BY public.reload_deliveries.id;
+
+CREATE TABLE public.reload_deliveries_before_partitions (
+    id bigint DEFAULT nextval('public.reload_deliveries_id_seq'::regclass) NOT NULL,
+    reload_id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    push_type text NOT NULL,
+    control_kind text NOT NULL,
+    outcome text NOT NULL,
+    attempt integer NOT NULL,
+    apns_id uuid,
+    device_token text,
+    priority smallint,
+    status integer,
+    reason text,
+    latency_us bigint,
+    attempted_at timestamp with time zone NOT NULL,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT reload_deliveries_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT reload_deliveries_latency_us_check CHECK ((latency_us >= 0)),
+    CONSTRAINT reload_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['delivered'::text, 'retrying'::text, 'failed'::text, 'token_invalidated'::text, 'app_suspended'::text, 'no_credentials'::text, 'coalesced'::text]))),
+    CONSTRAINT reload_deliveries_priority_check CHECK ((priority = ANY (ARRAY[5, 10]))),
+    CONSTRAINT reload_deliveries_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text])))
+);
+
+CREATE VIEW public.reload_deliveries_per_minute AS
+ SELECT date_trunc('minute'::text, reload_deliveries.attempted_at) AS minute,
+    reload_deliveries.app_id,
+    reload_deliveries.push_type,
+    reload_deliveries.outcome,
+    count(*) AS deliveries
+   FROM public.reload_deliveries
+  GROUP BY (date_trunc('minute'::text, reload_deliveries.attempted_at)), reload_deliveries.app_id, reload_deliveries.push_type, reload_deliveries.outcome;
+
+CREATE TABLE public.reload_fanouts (
+    shard smallint NOT NULL,
+    reload_id bigint NOT NULL,
+    after_device text DEFAULT ''::text NOT NULL,
+    CONSTRAINT reload_fanouts_shard_check CHECK ((shard >= 0))
+);
+
+CREATE TABLE public.reload_requests (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    push_type text NOT NULL,
+    control_kind text NOT NULL,
+    widget_kinds text[],
+    device_ids text[],
+    activity_id public.liveline_id,
+    version integer,
+    idempotency_key text,
+    request_sha256 bytea,
+    targets integer NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT reload_requests_check CHECK (((push_type = 'widgets'::text) = (control_kind = ''::text))),
+    CONSTRAINT reload_requests_check1 CHECK (((widget_kinds IS NULL) OR (push_type = 'widgets'::text))),
+    CONSTRAINT reload_requests_check2 CHECK (((activity_id IS NULL) = (version IS NULL))),
+    CONSTRAINT reload_requests_check3 CHECK (((activity_id IS NULL) OR (device_ids IS NOT NULL))),
+    CONSTRAINT reload_requests_check4 CHECK (((idempotency_key IS NULL) = (request_sha256 IS NULL))),
+    CONSTRAINT reload_requests_control_kind_check CHECK ((char_length(control_kind) <= 128)),
+    CONSTRAINT reload_requests_device_ids_check CHECK (((cardinality(device_ids) >= 1) AND (cardinality(device_ids) <= 1000))),
+    CONSTRAINT reload_requests_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT reload_requests_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text]))),
+    CONSTRAINT reload_requests_targets_check CHECK ((targets >= 0)),
+    CONSTRAINT reload_requests_widget_kinds_check CHECK (((cardinality(widget_kinds) >= 1) AND (cardinality(widget_kinds) <= 100)))
+);
+
+CREATE VIEW public.reload_progress AS
+ SELECT r.id AS reload_id,
+    r.app_id,
+    r.push_type,
+    r.control_kind,
+    r.targets,
+    r.requested_at,
+    d.outcome,
+    count(d.device_id) AS devices
+   FROM (public.reload_requests r
+     LEFT JOIN LATERAL ( SELECT DISTINCT ON (reload_deliveries.device_id) reload_deliveries.device_id,
+            reload_deliveries.outcome
+           FROM public.reload_deliveries
+          WHERE (reload_deliveries.reload_id = r.id)
+          ORDER BY reload_deliveries.device_id, reload_deliveries.id DESC) d ON (true))
+  GROUP BY r.id, r.app_id, r.push_type, r.control_kind, r.targets, r.requested_at, d.outcome;
+
+ALTER TABLE public.reload_requests ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.reload_requests_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.reload_shards (
+    shard integer NOT NULL,
+    owner text,
+    lease_expires_at timestamp with time zone,
+    CONSTRAINT reload_shards_shard_check CHECK ((shard >= 0))
+);
+
 CREATE TABLE public.reload_token_changes (
     id bigint NOT NULL,
     app_id public.liveline_id NOT NULL,
@@ -725,8 +862,22 @@ CREATE TABLE public.reload_tokens (
     widget_kinds text[] NOT NULL,
     registered_at timestamp with time zone NOT NULL,
     change_id bigint NOT NULL,
+    last_sent_at timestamp with time zone,
+    due_reload bigint,
+    due_at timestamp with time zone,
+    due_attempt integer DEFAULT 0 NOT NULL,
+    sending_reload bigint,
+    sending_attempt integer DEFAULT 0 NOT NULL,
+    CONSTRAINT reload_tokens_check CHECK (((due_reload IS NULL) = (due_at IS NULL))),
+    CONSTRAINT reload_tokens_due_attempt_check CHECK ((due_attempt >= 0)),
     CONSTRAINT reload_tokens_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text]))),
+    CONSTRAINT reload_tokens_sending_attempt_check CHECK ((sending_attempt >= 0)),
     CONSTRAINT reload_tokens_shard_check CHECK ((shard >= 0))
+);
+
+CREATE TABLE public.reload_workers (
+    worker_id text NOT NULL,
+    heartbeat_at timestamp with time zone NOT NULL
 );
 
 CREATE VIEW public.state_intervals AS
@@ -797,11 +948,15 @@ ALTER TABLE ONLY public.push_token_invalidations ATTACH PARTITION public.push_to
 
 ALTER TABLE ONLY public.rejections ATTACH PARTITION public.rejections_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
 
+ALTER TABLE ONLY public.reload_deliveries ATTACH PARTITION public.reload_deliveries_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
+
 ALTER TABLE ONLY public.deliveries ALTER COLUMN id SET DEFAULT nextval('public.deliveries_id_seq'::regclass);
 
 ALTER TABLE ONLY public.push_token_invalidations ALTER COLUMN id SET DEFAULT nextval('public.push_token_invalidations_id_seq'::regclass);
 
 ALTER TABLE ONLY public.rejections ALTER COLUMN id SET DEFAULT nextval('public.rejections_id_seq'::regclass);
+
+ALTER TABLE ONLY public.reload_deliveries ALTER COLUMN id SET DEFAULT nextval('public.reload_deliveries_id_seq'::regclass);
 
 ALTER TABLE ONLY public.apps
     ADD CONSTRAINT apps_pkey PRIMARY KEY (app_id);
@@ -950,6 +1105,42 @@ CREATE INDEX reload_token_changes_slot ON public.reload_token_changes USING btre
 ALTER TABLE ONLY public.reload_tokens
     ADD CONSTRAINT reload_tokens_pkey PRIMARY KEY (app_id, push_type, control_kind, shard, device_id);
 
+ALTER TABLE ONLY public.reload_requests
+    ADD CONSTRAINT reload_requests_pkey PRIMARY KEY (id);
+
+CREATE UNIQUE INDEX reload_requests_by_event ON public.reload_requests USING btree (app_id, activity_id, version) WHERE (activity_id IS NOT NULL);
+
+CREATE INDEX reload_requests_by_idempotency_key ON public.reload_requests USING btree (app_id, idempotency_key) WHERE (idempotency_key IS NOT NULL);
+
+CREATE INDEX reload_requests_by_activity ON public.reload_requests USING btree (app_id, activity_id) WHERE (activity_id IS NOT NULL);
+
+ALTER TABLE ONLY public.reload_fanouts
+    ADD CONSTRAINT reload_fanouts_pkey PRIMARY KEY (shard, reload_id);
+
+CREATE INDEX reload_tokens_due ON public.reload_tokens USING btree (shard, due_at) WHERE (due_at IS NOT NULL);
+
+CREATE INDEX reload_tokens_sending ON public.reload_tokens USING btree (shard) WHERE (sending_reload IS NOT NULL);
+
+ALTER TABLE ONLY public.reload_shards
+    ADD CONSTRAINT reload_shards_pkey PRIMARY KEY (shard);
+
+ALTER TABLE ONLY public.reload_workers
+    ADD CONSTRAINT reload_workers_pkey PRIMARY KEY (worker_id);
+
+ALTER TABLE ONLY public.reload_deliveries
+    ADD CONSTRAINT reload_deliveries_pkey PRIMARY KEY (id, recorded_at);
+
+CREATE INDEX reload_deliveries_by_reload ON ONLY public.reload_deliveries USING btree (reload_id, device_id, id);
+
+CREATE INDEX reload_deliveries_by_device ON ONLY public.reload_deliveries USING btree (app_id, device_id, id);
+
+ALTER TABLE ONLY public.reload_deliveries_before_partitions
+    ADD CONSTRAINT reload_deliveries_before_partitions_pkey PRIMARY KEY (id, recorded_at);
+
+CREATE INDEX reload_deliveries_before_partitions_reload_id_device_id_id_idx ON public.reload_deliveries_before_partitions USING btree (reload_id, device_id, id);
+
+CREATE INDEX reload_deliveries_before_partitions_app_id_device_id_id_idx ON public.reload_deliveries_before_partitions USING btree (app_id, device_id, id);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
@@ -969,6 +1160,12 @@ ALTER INDEX public.rejections_app_code_time ATTACH PARTITION public.rejections_b
 ALTER INDEX public.rejections_pkey ATTACH PARTITION public.rejections_before_partitions_pkey;
 
 ALTER INDEX public.rejections_time ATTACH PARTITION public.rejections_before_partitions_time;
+
+ALTER INDEX public.reload_deliveries_by_device ATTACH PARTITION public.reload_deliveries_before_partitions_app_id_device_id_id_idx;
+
+ALTER INDEX public.reload_deliveries_pkey ATTACH PARTITION public.reload_deliveries_before_partitions_pkey;
+
+ALTER INDEX public.reload_deliveries_by_reload ATTACH PARTITION public.reload_deliveries_before_partitions_reload_id_device_id_id_idx;
 
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
@@ -993,6 +1190,12 @@ ALTER TABLE ONLY public.idempotency_keys
 
 ALTER TABLE ONLY public.push_to_start_token_changes
     ADD CONSTRAINT push_to_start_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+ALTER TABLE ONLY public.reload_fanouts
+    ADD CONSTRAINT reload_fanouts_reload_id_fkey FOREIGN KEY (reload_id) REFERENCES public.reload_requests(id);
+
+ALTER TABLE ONLY public.reload_requests
+    ADD CONSTRAINT reload_requests_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
 ALTER TABLE ONLY public.reload_token_changes
     ADD CONSTRAINT reload_token_changes_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
@@ -1152,11 +1355,31 @@ GRANT USAGE ON SEQUENCE public.rejections_id_seq TO liveline_service;
 
 GRANT SELECT ON TABLE public.rejections_per_minute TO liveline_dashboard;
 
+GRANT SELECT,INSERT ON TABLE public.reload_deliveries TO liveline_service;
+GRANT SELECT ON TABLE public.reload_deliveries TO liveline_dashboard;
+
+GRANT USAGE ON SEQUENCE public.reload_deliveries_id_seq TO liveline_service;
+
+GRANT SELECT ON TABLE public.reload_deliveries_per_minute TO liveline_dashboard;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.reload_fanouts TO liveline_service;
+GRANT SELECT ON TABLE public.reload_fanouts TO liveline_dashboard;
+
+GRANT SELECT,INSERT ON TABLE public.reload_requests TO liveline_service;
+GRANT SELECT ON TABLE public.reload_requests TO liveline_dashboard;
+
+GRANT SELECT ON TABLE public.reload_progress TO liveline_dashboard;
+
+GRANT SELECT,UPDATE ON TABLE public.reload_shards TO liveline_service;
+GRANT SELECT ON TABLE public.reload_shards TO liveline_dashboard;
+
 GRANT SELECT,INSERT ON TABLE public.reload_token_changes TO liveline_service;
 GRANT SELECT ON TABLE public.reload_token_changes TO liveline_dashboard;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.reload_tokens TO liveline_service;
 GRANT SELECT ON TABLE public.reload_tokens TO liveline_dashboard;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.reload_workers TO liveline_service;
 
 GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
 
@@ -1207,7 +1430,26 @@ INSERT INTO public.log_partitions (table_name, parent, from_time, to_time, creat
 	('events_before_partitions', 'events', '-infinity', '2000-01-01 00:00:00+00', now(), NULL, NULL, NULL),
 	('deliveries_before_partitions', 'deliveries', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
 	('push_token_invalidations_before_partitions', 'push_token_invalidations', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
-	('rejections_before_partitions', 'rejections', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL);
+	('rejections_before_partitions', 'rejections', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
+	('reload_deliveries_before_partitions', 'reload_deliveries', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL);
+
+INSERT INTO public.reload_shards (shard, owner, lease_expires_at) VALUES
+	(0, NULL, NULL),
+	(1, NULL, NULL),
+	(2, NULL, NULL),
+	(3, NULL, NULL),
+	(4, NULL, NULL),
+	(5, NULL, NULL),
+	(6, NULL, NULL),
+	(7, NULL, NULL),
+	(8, NULL, NULL),
+	(9, NULL, NULL),
+	(10, NULL, NULL),
+	(11, NULL, NULL),
+	(12, NULL, NULL),
+	(13, NULL, NULL),
+	(14, NULL, NULL),
+	(15, NULL, NULL);
 
 INSERT INTO public.service_limits (singleton, global_max_open, open_excess) VALUES
 	(true, 100000, 0);
@@ -1223,5 +1465,9 @@ SELECT pg_catalog.setval('public.push_to_start_token_changes_id_seq', 1, false);
 SELECT pg_catalog.setval('public.push_token_invalidations_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.rejections_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.reload_deliveries_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.reload_requests_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.reload_token_changes_id_seq', 1, false);

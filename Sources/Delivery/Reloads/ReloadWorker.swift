@@ -1,0 +1,314 @@
+import ActivityLifecycle
+public import CanonicalJSON
+public import EventStore
+import Foundation
+public import Logging
+public import Metrics
+import NIOConcurrencyHelpers
+public import ServiceLifecycle
+
+/// Sends widget and control reloads (docs/delivery.md, "Widgets and controls"). A request to many
+/// devices is one row; this worker walks it from a cursor per delivery shard as it goes, a page
+/// of devices at a time, so its memory holds still however many devices a request targets:
+///
+/// - shared between processes as delivery is: the reload shards are held under leases, a fair
+///   share each, taken over from a crashed worker when its leases run out;
+/// - at least once: a reload on its way is marked so in its slot, and a worker that takes the
+///   shard over sends it again (so after a kill -9 a device may get one twice);
+/// - within WidgetKit's budget: each slot's `ReloadPacing` sends at most one reload per the app's
+///   interval and coalesces the requests inside it into one sent when it ends;
+/// - every outcome recorded in `reload_deliveries`; dead tokens leave their slots, refused
+///   credentials suspend the app (its reloads wait until they change), retries back off.
+///
+/// Run it as a `Service`.
+public struct ReloadWorker: Service {
+    public struct Configuration: Sendable {
+        /// Reloads on their way at once.
+        public var maximumInFlight = 256
+        public var lease: Duration = .seconds(10)
+        public var leaseRenewal: Duration = .seconds(2)
+        public var initialBackoff: Duration = .seconds(1)
+        public var maximumBackoff: Duration = .seconds(60)
+        /// Tries of one reload before it fails (with the backoff, about five minutes).
+        public var maximumAttempts = 8
+        /// How long an app's credentials, once read, are trusted when no change is announced.
+        public var appRefresh: Duration = .seconds(5)
+        /// Outcomes are recorded at most this often, or at once when `recordBatch` wait.
+        public var recordInterval: Duration = .milliseconds(20)
+        public var recordBatch = 500
+
+        public init() {}
+    }
+
+    let store: EventStore
+    let client: APNsClient
+    let secretKey: SecretKey
+    let listener: AppendListener?
+    let configuration: Configuration
+    let clock: @Sendable () -> Timestamp
+    let workerID: String
+    let logger: Logger
+    private let outcomes: [ReloadOutcome.Kind: Counter]
+
+    public init(
+        store: EventStore,
+        client: APNsClient,
+        secretKey: SecretKey,
+        listener: AppendListener?,
+        configuration: Configuration = Configuration(),
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        logger: Logger,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.store = store
+        self.client = client
+        self.secretKey = secretKey
+        self.listener = listener
+        self.configuration = configuration
+        self.clock = clock
+        self.workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        self.logger = logger
+        self.outcomes = Dictionary(
+            uniqueKeysWithValues: ReloadOutcome.Kind.allCases.map {
+                ($0, Counter(label: "liveline_reloads_total", dimensions: [("outcome", $0.rawValue)], factory: metrics))
+            }
+        )
+    }
+
+    public func run() async throws {
+        let book = NIOLockedValueBox(ReloadBook())
+        let stopping = NIOLockedValueBox(false)
+        let wakeup = Wakeup()
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await maintainLeases(book, wakeup: wakeup) }
+                group.addTask { await relayAnnouncements(to: book, wakeup: wakeup) }
+                await send(book, stopping: stopping, wakeup: wakeup)
+                group.cancelAll()
+            }
+            // A task of its own, which a cancellation does not reach, so the pool lends.
+            await Task { await leave(book) }.value
+        } onGracefulShutdown: {
+            stopping.withLockedValue { $0 = true }
+            wakeup.signal()
+        }
+    }
+
+    // MARK: The loop
+
+    /// Takes, sends and records until shutdown; then lets what is on its way answer.
+    private func send(_ book: NIOLockedValueBox<ReloadBook>, stopping: NIOLockedValueBox<Bool>, wakeup: Wakeup) async {
+        let ledger = DatabaseLedger(store: store, secretKey: secretKey, workerID: workerID, logger: logger)
+        var lastRecord = clock()
+        var nextDue: Timestamp? = nil
+        while !Task.isCancelled {
+            let isStopping = stopping.withLockedValue { $0 }
+            var moreWaiting = false
+            do {
+                let unrecorded = book.withLockedValue { $0.unrecorded }
+                if unrecorded >= configuration.recordBatch || isStopping
+                    || (unrecorded > 0 && clock() - lastRecord >= configuration.recordInterval)
+                {
+                    try await record(book)
+                    lastRecord = clock()
+                }
+                let releasable = book.withLockedValue { $0.takeReleasable() }
+                if !releasable.isEmpty {
+                    try await record(book)
+                    try await store.releaseReloadShards(releasable, by: workerID)
+                    logger.debug("gave reload shards up", metadata: ["shards": "\(releasable.sorted())"])
+                }
+                if isStopping {
+                    if book.withLockedValue({ $0.onTheirWay == 0 && $0.unrecorded == 0 }) { break }
+                } else {
+                    (moreWaiting, nextDue) = try await takeAndSend(book, ledger: ledger, wakeup: wakeup)
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.retrying("sending reloads failed; retrying shortly", after: error)
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            var timeout: Duration = .seconds(1)
+            let (room, unrecorded) = book.withLockedValue {
+                (configuration.maximumInFlight - $0.onTheirWay, $0.unrecorded)
+            }
+            if moreWaiting && room > 0 { continue }
+            if let nextDue { timeout = min(timeout, max(.zero, nextDue - clock())) }
+            if unrecorded > 0 {
+                timeout = min(timeout, max(.zero, lastRecord + configuration.recordInterval - clock()))
+            }
+            await wakeup.wait(timeout: timeout)
+        }
+    }
+
+    /// One turn: the reloads of the shards sent, as much as there is room for, each to its app's
+    /// credentials (or held while the app has none that APNs takes). Returns whether more wait,
+    /// and when the next one is due.
+    private func takeAndSend(
+        _ book: NIOLockedValueBox<ReloadBook>,
+        ledger: DatabaseLedger,
+        wakeup: Wakeup
+    ) async throws -> (moreWaiting: Bool, nextDue: Timestamp?) {
+        let now = clock()
+        // Paused apps are read again now and then: new credentials resume them.
+        let stale = book.withLockedValue { book in
+            book.paused.filter { now - (book.apps[$0]?.readAt ?? now) >= configuration.appRefresh }
+        }
+        for app in stale {
+            if let delivery = try await ledger.app(app, at: now) { book.withLockedValue { $0.know(app, delivery) } }
+        }
+        let (room, shards, paused) = book.withLockedValue {
+            (configuration.maximumInFlight - $0.onTheirWay, $0.sending, $0.paused)
+        }
+        guard room > 0, !shards.isEmpty else { return (false, nil) }
+        let interrupted = book.withLockedValue { $0.takeInterrupted(limit: room) }
+        let work = try await store.takeReloads(in: shards, pausing: paused, limit: room - interrupted.count, now: now)
+        var pushes: [(send: ReloadSend, request: APNsRequest, credentials: APNsCredentials)] = []
+        for send in interrupted + work.sends {
+            var app = book.withLockedValue { $0.apps[send.slot.app] }
+            if app == nil || now - app!.readAt >= configuration.appRefresh {
+                app = try await ledger.app(send.slot.app, at: now)
+                if let app { book.withLockedValue { $0.know(send.slot.app, app) } }
+            }
+            guard let app else { continue }
+            guard app.resumes, let credentials = app.credentials else {
+                book.withLockedValue { $0.hold(send, because: app, at: now) }
+                continue
+            }
+            let bundleID = String(app.topic.dropLast(APNsRequest.topicSuffix.count))
+            pushes.append((send, ReloadPush.request(send, bundleID: bundleID, now: now), credentials))
+        }
+        let sending = pushes
+        book.withLockedValue { book in
+            for push in sending { book.sent(push.send) }
+        }
+        if !sending.isEmpty {
+            let started = clock()
+            let maximumAttempts = configuration.maximumAttempts
+            client.send(sending.map { ($0.request, $0.credentials) }) { [clock] index, response in
+                let now = clock()
+                let push = sending[index]
+                let first = book.withLockedValue { book in
+                    _ = book.answered(
+                        push.send,
+                        request: push.request,
+                        response: response,
+                        latency: now - started,
+                        at: now,
+                        maximumAttempts: maximumAttempts,
+                        backoff: backoff
+                    )
+                    return book.unrecorded == 1
+                }
+                if first { wakeup.signal() }
+            }
+        }
+        return (work.moreWaiting, work.nextDue)
+    }
+
+    /// Records what was answered (and held); on failure it is kept for the next try.
+    private func record(_ book: NIOLockedValueBox<ReloadBook>) async throws {
+        let unrecorded = book.withLockedValue { $0.takeUnrecorded() }
+        guard !unrecorded.outcomes.isEmpty || !unrecorded.suspensions.isEmpty else { return }
+        do {
+            try await store.recordReloads(unrecorded.outcomes, suspensions: unrecorded.suspensions)
+        } catch {
+            book.withLockedValue { $0.restore(unrecorded) }
+            throw error
+        }
+        for outcome in unrecorded.outcomes { outcomes[outcome.kind]?.increment() }
+        for suspension in unrecorded.suspensions {
+            logger.error(
+                "APNs refused the app's credentials: its reloads wait until they are set again",
+                metadata: [
+                    "app.id": "\(suspension.app)", "status": "\(suspension.status)", "reason": "\(suspension.reason)",
+                ]
+            )
+        }
+    }
+
+    // MARK: Leases
+
+    /// Keeps a fair share of the reload shards, as the delivery worker does of the log's.
+    private func maintainLeases(_ book: NIOLockedValueBox<ReloadBook>, wakeup: Wakeup) async {
+        while !Task.isCancelled {
+            do {
+                let (living, held) = try await store.renewReloadLeases(of: workerID, lease: configuration.lease)
+                let lost = book.withLockedValue { $0.held.subtracting(held) }
+                if !lost.isEmpty {
+                    logger.warning("reload leases ran out", metadata: ["shards": "\(lost.sorted())"])
+                    book.withLockedValue { $0.drop(lost) }
+                }
+                let share = (DeliveryShard.count + max(living, 1) - 1) / max(living, 1)
+                if held.count > share {
+                    book.withLockedValue { $0.drain(Set(held.sorted().suffix(held.count - share))) }
+                } else if held.count < share {
+                    let claimed = try await store.claimReloadShards(
+                        share - held.count,
+                        for: workerID,
+                        lease: configuration.lease
+                    )
+                    if !claimed.shards.isEmpty {
+                        logger.debug(
+                            "took reload shards",
+                            metadata: [
+                                "shards": "\(claimed.shards.sorted())", "resent": "\(claimed.interrupted.count)",
+                            ]
+                        )
+                        book.withLockedValue { $0.adopt(claimed.shards, interrupted: claimed.interrupted) }
+                    }
+                }
+                wakeup.signal()
+            } catch {
+                if Task.isCancelled { return }
+                logger.retrying("renewing reload leases failed", after: error)
+            }
+            try? await Task.sleep(for: configuration.leaseRenewal)
+        }
+    }
+
+    /// Wakes the loop when a reload is requested anywhere, and has every app read again when
+    /// credentials change anywhere.
+    private func relayAnnouncements(to book: NIOLockedValueBox<ReloadBook>, wakeup: Wakeup) async {
+        guard let listener else { return }
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                var generation = listener.reloadsGeneration
+                while !Task.isCancelled {
+                    let announced = await listener.waitForReloads(after: generation, timeout: .seconds(1))
+                    if announced != generation {
+                        generation = announced
+                        wakeup.signal()
+                    }
+                }
+            }
+            group.addTask {
+                var generation = listener.credentialsGeneration
+                while !Task.isCancelled {
+                    let announced = await listener.waitForCredentials(after: generation, timeout: .seconds(1))
+                    if announced != generation {
+                        generation = announced
+                        book.withLockedValue { $0.forgetApps() }
+                        wakeup.signal()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records what was answered and gives every shard up, so the others take them at once.
+    private func leave(_ book: NIOLockedValueBox<ReloadBook>) async {
+        try? await record(book)
+        let held = book.withLockedValue { $0.held }
+        try? await store.releaseReloadShards(held, by: workerID)
+        try? await store.leaveReloads(workerID)
+    }
+
+    /// The `attempt`-th retry waits between half and all of `initialBackoff · 2^(attempt-1)`,
+    /// capped at `maximumBackoff`.
+    private func backoff(_ attempt: Int) -> Duration {
+        let exponential = configuration.initialBackoff * (1 << min(attempt - 1, 20))
+        return min(exponential, configuration.maximumBackoff) * Double.random(in: 0.5...1.0)
+    }
+}

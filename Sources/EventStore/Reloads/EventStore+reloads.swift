@@ -1,0 +1,83 @@
+public import ActivityLifecycle
+public import CanonicalJSON
+
+extension EventStore {
+    /// Accepts a request to reload `target` on the app's devices: one row, however many devices,
+    /// announced to the workers, which fan it out. Under an idempotency key it has seen, the first
+    /// answer (`isReplay`); a request an activity's event made before is answered the same way.
+    ///
+    /// - Throws: `EventStoreError.idempotencyKeyReused` when the key came with another request.
+    public func requestReload(
+        _ target: ReloadTarget,
+        for app: AppID,
+        from source: ReloadSource
+    ) async throws -> AcceptedReload {
+        try await withTransaction { try ReloadQueries.request(target, for: app, from: source, $0) }
+    }
+
+    /// The app's reload request `id`, with its devices counted by where each stands; `nil` when
+    /// the app has none such.
+    public func reloadStatus(_ id: Int64, of app: AppID) async throws -> ReloadStatus? {
+        try await withConnection { try ReloadQueries.status(of: id, app: app, $0) }
+    }
+}
+
+/// What the reload workers read and write: the shards they hold under leases, the reloads to
+/// send, and their outcomes.
+extension EventStore {
+    /// Says `worker` is alive, and renews its leases on reload shards: how many workers are alive,
+    /// and the shards it still holds.
+    public func renewReloadLeases(of worker: String, lease: Duration) async throws -> (living: Int, held: Set<Int>) {
+        try await withConnection { connection in
+            (
+                try DeliveryQueries.heartbeat(worker, window: lease, of: .reload, connection),
+                try DeliveryQueries.renew(worker, lease: lease, of: .reload, connection)
+            )
+        }
+    }
+
+    /// Claims up to `count` free reload shards for `worker`, with the reloads that were on their
+    /// way in them when their worker stopped (to be sent again).
+    public func claimReloadShards(
+        _ count: Int,
+        for worker: String,
+        lease: Duration
+    ) async throws -> (shards: Set<Int>, interrupted: [ReloadSend]) {
+        try await withTransaction { connection in
+            let shards = try DeliveryQueries.claim(count, for: worker, lease: lease, of: .reload, connection)
+            guard !shards.isEmpty else { return ([], []) }
+            return (shards, try ReloadWorkQueries.interrupted(in: shards, connection))
+        }
+    }
+
+    /// Gives reload shards up.
+    public func releaseReloadShards(_ shards: Set<Int>, by worker: String) async throws {
+        guard !shards.isEmpty else { return }
+        try await withConnection { try ReloadWorkQueries.release(shards, by: worker, $0) }
+    }
+
+    /// Forgets `worker`'s heartbeat: it stopped, and the fair share counts the others only.
+    public func leaveReloads(_ worker: String) async throws {
+        try await withConnection { try DeliveryQueries.leave(worker, of: .reload, $0) }
+    }
+
+    /// The reloads to send now from `shards`: those due, then the fan-outs' next devices, at most
+    /// `limit` in all; each device's pacing decides whether it is sent or coalesced.
+    public func takeReloads(
+        in shards: Set<Int>,
+        pausing paused: Set<AppID>,
+        limit: Int,
+        now: Timestamp
+    ) async throws -> ReloadWork {
+        guard !shards.isEmpty, limit > 0 else { return ReloadWork(sends: [], nextDue: nil, moreWaiting: false) }
+        return try await withConnection {
+            try ReloadWorkQueries.take(in: shards, paused: paused, limit: limit, now: now, $0)
+        }
+    }
+
+    /// Records what became of reloads, and the suspensions their answers called for.
+    public func recordReloads(_ outcomes: [ReloadOutcome], suspensions: [Suspension] = []) async throws {
+        guard !outcomes.isEmpty || !suspensions.isEmpty else { return }
+        try await withConnection { try ReloadWorkQueries.record(outcomes, suspensions: suspensions, $0) }
+    }
+}

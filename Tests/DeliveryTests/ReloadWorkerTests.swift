@@ -1,0 +1,193 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Delivery
+import EventStore
+import LocalAPNs
+import TestSupport
+import Testing
+
+/// Widget and control reloads sent by the reload workers to the local APNs, which checks them
+/// as APNs would.
+@Suite(
+    "Reload workers: widget and control reloads reach APNs as APNs takes them, paced, every outcome kept",
+    .serialized
+)
+struct ReloadWorkerTests {
+    static let widget = WidgetInfo(kind: "Score", family: "systemSmall")
+
+    static func registerWidgets(
+        _ devices: Range<Int>,
+        _ fixture: DeliveryFixture,
+        _ store: EventStore
+    ) async throws {
+        for index in devices {
+            _ = try await store.registerReloadToken(
+                DeliveryFixture.token(index),
+                widgets: [widget],
+                for: ReloadTokenSlot(app: fixture.app, device: DeviceID(rawValue: "phone-\(index)")!, kind: .widgets)
+            )
+        }
+    }
+
+    static func status(
+        _ reload: AcceptedReload,
+        _ fixture: DeliveryFixture,
+        _ store: EventStore
+    ) async throws
+        -> [String: Int]
+    {
+        try await store.reloadStatus(reload.id, of: fixture.app)?.devices ?? [:]
+    }
+
+    @Test("a widget reload to every device: each device gets one, with the widgets topic, push type and body")
+    func widgetsEverywhere() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            try await Self.registerWidgets(1..<61, fixture, store)
+            try await fixture.withReloadWorkers(2) {
+                let reload = try await store.requestReload(
+                    ReloadTarget(kind: .widgets, widgetKinds: ["Score"]),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                #expect(reload.targets == 60)
+                try await fixture.eventually("every device has its reload recorded") {
+                    try await Self.status(reload, fixture, store) == ["delivered": 60]
+                }
+                #expect(try await store.reloadStatus(reload.id, of: fixture.app)?.fannedOut == true)
+            }
+            let received = fixture.server.received
+            #expect(received.count == 60 && Set(received.map(\.deviceToken)).count == 60)
+            #expect(
+                received.allSatisfy {
+                    $0.pushType == "widgets" && $0.topic == DeliveryFixture.bundleID + ".push-type.widgets"
+                }
+            )
+            #expect(
+                received.allSatisfy { $0.priority == 5 && $0.body == Array(#"{"aps":{"content-changed":true}}"#.utf8) }
+            )
+        }
+    }
+
+    @Test("a control reload to named devices goes at priority 10 to each device's token for the kind")
+    func controlsNamed() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            for index in 1...3 {
+                _ = try await store.registerReloadToken(
+                    DeliveryFixture.token(100 + index),
+                    widgets: [],
+                    for: ReloadTokenSlot(
+                        app: fixture.app,
+                        device: DeviceID(rawValue: "phone-\(index)")!,
+                        kind: .control("Door")
+                    )
+                )
+            }
+            try await fixture.withReloadWorkers {
+                let reload = try await store.requestReload(
+                    ReloadTarget(
+                        kind: .control("Door"),
+                        devices: [DeviceID(rawValue: "phone-1")!, DeviceID(rawValue: "phone-3")!]
+                    ),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                try await fixture.eventually("both controls reloaded") {
+                    try await Self.status(reload, fixture, store) == ["delivered": 2]
+                }
+            }
+            let received = fixture.server.received
+            #expect(Set(received.map(\.deviceToken)) == [DeliveryFixture.token(101), DeliveryFixture.token(103)])
+            #expect(received.allSatisfy { $0.pushType == "controls" && $0.priority == 10 })
+        }
+    }
+
+    @Test("a second request within the interval is coalesced, and its reload goes when the interval ends")
+    func coalescing() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            var settings = try #require(try await store.appSettings(fixture.app))
+            settings.widgetReloadIntervalSeconds = 5
+            try await store.updateApp(fixture.app, settings, by: .commandLine)
+            try await Self.registerWidgets(1..<4, fixture, store)
+            try await fixture.withReloadWorkers {
+                let first = try await store.requestReload(
+                    ReloadTarget(kind: .widgets),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                try await fixture.eventually("the first reload delivered") {
+                    try await Self.status(first, fixture, store) == ["delivered": 3]
+                }
+                let second = try await store.requestReload(
+                    ReloadTarget(kind: .widgets),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                let third = try await store.requestReload(
+                    ReloadTarget(kind: .widgets),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                try await fixture.eventually("the later requests coalesced") {
+                    try await Self.status(third, fixture, store) == ["coalesced": 3]
+                }
+                #expect(fixture.server.received.count == 3)
+                try await fixture.eventually("the newest request's reload sent when the interval ended") {
+                    try await Self.status(third, fixture, store) == ["delivered": 3]
+                }
+                #expect(try await Self.status(second, fixture, store) == ["coalesced": 3])
+            }
+            let received = fixture.server.received
+            #expect(received.count == 6)
+            for token in Set(received.map(\.deviceToken)) {
+                #expect(fixture.server.received(by: token).count == 2)
+            }
+        }
+    }
+
+    @Test("410 invalidates the token; a wrong-topic answer fails the reload but keeps the token")
+    func answers() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            try await Self.registerWidgets(1..<3, fixture, store)
+            fixture.server.unregister(deviceToken: DeliveryFixture.token(1), at: 1_800_000_000_000)
+            fixture.server.fail(.status(400, reason: "DeviceTokenNotForTopic"), deviceToken: DeliveryFixture.token(2))
+            try await fixture.withReloadWorkers {
+                let reload = try await store.requestReload(
+                    ReloadTarget(kind: .widgets),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                try await fixture.eventually("both answered") {
+                    try await Self.status(reload, fixture, store) == ["token_invalidated": 1, "failed": 1]
+                }
+            }
+            let dead = ReloadTokenSlot(app: fixture.app, device: DeviceID(rawValue: "phone-1")!, kind: .widgets)
+            let kept = ReloadTokenSlot(app: fixture.app, device: DeviceID(rawValue: "phone-2")!, kind: .widgets)
+            #expect(try await store.reloadToken(of: dead)?.current == nil)
+            #expect(try await store.reloadToken(of: dead)?.changes.last?.reason == "Unregistered")
+            #expect(try await store.reloadToken(of: kept)?.current?.token == DeliveryFixture.token(2))
+        }
+    }
+
+    @Test("refused credentials suspend the app's reloads; new credentials resume them at once")
+    func suspension() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            try await Self.registerWidgets(1..<3, fixture, store)
+            fixture.server.fail(.status(403, reason: "InvalidProviderToken"), times: 100)
+            try await fixture.withReloadWorkers {
+                let reload = try await store.requestReload(
+                    ReloadTarget(kind: .widgets),
+                    for: fixture.app,
+                    from: .api(nil)
+                )
+                try await fixture.eventually("held") {
+                    (try await Self.status(reload, fixture, store)["app_suspended"] ?? 0) >= 1
+                }
+                fixture.server.clearFailures()
+                try await fixture.setCredentials(fixture.key, in: store)
+                try await fixture.eventually("resumed and delivered") {
+                    try await Self.status(reload, fixture, store) == ["delivered": 2]
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import ActivityLifecycle
+import CanonicalJSON
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@testable import EventStore
+
+@Suite("Reload requests and their fan-out: counted at once, walked a page at a time, paced per device")
+struct ReloadFanOutTests {
+    static let all = Set(0..<DeliveryShard.count)
+    static let widget = WidgetInfo(kind: "Score", family: "systemSmall")
+    static let other = WidgetInfo(kind: "Standings", family: "systemMedium")
+
+    static func device(_ index: Int) -> DeviceID { DeviceID(rawValue: "phone-\(index)")! }
+
+    /// `count` devices with a widget token (the even ones also with the other kind).
+    static func registerWidgets(_ count: Int, _ fixture: StoreFixture, _ store: EventStore) async throws {
+        for index in 0..<count {
+            _ = try await store.registerReloadToken(
+                String(format: "%064x", index),
+                widgets: index.isMultiple(of: 2) ? [widget, other] : [widget],
+                for: ReloadTokenSlot(app: fixture.app, device: device(index), kind: .widgets)
+            )
+        }
+    }
+
+    /// Takes and records as delivered until nothing is left, `limit` at a time; every send.
+    static func drain(_ store: EventStore, limit: Int, now: Timestamp) async throws -> [ReloadSend] {
+        var sent: [ReloadSend] = []
+        while true {
+            let work = try await store.takeReloads(in: all, pausing: [], limit: limit, now: now)
+            sent += work.sends
+            try await store.recordReloads(
+                work.sends.map { ReloadOutcome(send: $0, kind: .delivered, attemptedAt: now) }
+            )
+            if work.sends.isEmpty && !work.moreWaiting { return sent }
+        }
+    }
+
+    @Test("a reload to every device with a kind counts them at once, and is walked in pages until each got it once")
+    func everywhere() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(40, fixture, store)
+            let accepted = try await store.requestReload(
+                ReloadTarget(kind: .widgets, widgetKinds: ["Standings"]),
+                for: fixture.app,
+                from: .api(nil)
+            )
+            #expect(accepted.targets == 20 && !accepted.isReplay)
+            let sent = try await Self.drain(store, limit: 7, now: fixture.now)
+            #expect(sent.count == 20 && Set(sent.map(\.slot.device)).count == 20)
+            #expect(sent.allSatisfy { $0.reload == accepted.id && $0.attempt == 1 })
+            #expect(Set(sent.map(\.slot.device)) == Set(stride(from: 0, to: 40, by: 2).map(Self.device)))
+            let status = try #require(try await store.reloadStatus(accepted.id, of: fixture.app))
+            #expect(status.fannedOut && status.devices == ["delivered": 20])
+        }
+    }
+
+    @Test("named devices: only those with a token of the kind; the others are not counted")
+    func named() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(10, fixture, store)
+            let door = ReloadKind.control("Door")
+            _ = try await store.registerReloadToken(
+                "aa01",
+                widgets: [],
+                for: .init(app: fixture.app, device: Self.device(3), kind: door)
+            )
+            let widgets = try await store.requestReload(
+                ReloadTarget(kind: .widgets, devices: [Self.device(1), Self.device(2), Self.device(99)]),
+                for: fixture.app,
+                from: .api(nil)
+            )
+            let control = try await store.requestReload(
+                ReloadTarget(kind: door, devices: [Self.device(1), Self.device(3)]),
+                for: fixture.app,
+                from: .api(nil)
+            )
+            #expect(widgets.targets == 2 && control.targets == 1)
+            let sent = try await Self.drain(store, limit: 100, now: fixture.now)
+            #expect(
+                Set(sent.map { "\($0.slot.device) \($0.slot.kind.pushType)" }) == [
+                    "phone-1 widgets", "phone-2 widgets", "phone-3 controls",
+                ]
+            )
+        }
+    }
+
+    @Test(
+        "within the interval a second request is coalesced, and goes when the interval ends, carrying the newer request"
+    )
+    func coalesced() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(3, fixture, store)
+            let first = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            #expect(try await Self.drain(store, limit: 10, now: fixture.now).count == 3)
+            let later = fixture.now + .seconds(60)
+            let second = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            #expect(try await Self.drain(store, limit: 10, now: later).isEmpty)
+            let status = try #require(try await store.reloadStatus(second.id, of: fixture.app))
+            #expect(status.fannedOut && status.devices == ["coalesced": 3])
+            let work = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: later)
+            #expect(work.sends.isEmpty && work.nextDue == fixture.now + .seconds(1800))
+
+            let due = try await Self.drain(store, limit: 10, now: fixture.now + .seconds(1800))
+            #expect(due.count == 3 && due.allSatisfy { $0.reload == second.id })
+            #expect(try await store.reloadStatus(second.id, of: fixture.app)?.devices == ["delivered": 3])
+            #expect(try await store.reloadStatus(first.id, of: fixture.app)?.devices == ["delivered": 3])
+        }
+    }
+
+    @Test("a reload on its way when its worker stopped is sent again by the one that takes the shard over")
+    func interrupted() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(5, fixture, store)
+            _ = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let taken = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now)
+            #expect(taken.sends.count == 5)
+            // The worker died with them on the wire; another claims the shards.
+            let claimed = try await store.claimReloadShards(16, for: "other", lease: .seconds(10))
+            #expect(claimed.shards == Self.all)
+            #expect(Set(claimed.interrupted.map(\.slot)) == Set(taken.sends.map(\.slot)))
+            #expect(claimed.interrupted.allSatisfy { $0.attempt == 2 })
+            try await store.recordReloads(
+                claimed.interrupted.map { ReloadOutcome(send: $0, kind: .delivered, attemptedAt: fixture.now) }
+            )
+            #expect(try await Self.drain(store, limit: 10, now: fixture.now).isEmpty)
+        }
+    }
+
+    @Test("a retry goes again after its backoff; a dead token leaves its slot, and the change is kept")
+    func retriesAndDeadTokens() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(2, fixture, store)
+            let request = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let sends = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now).sends
+            let retry = try #require(sends.first { $0.slot.device == Self.device(0) })
+            let dead = try #require(sends.first { $0.slot.device == Self.device(1) })
+            try await store.recordReloads([
+                ReloadOutcome(
+                    send: retry,
+                    kind: .retrying,
+                    retryAt: fixture.now + .seconds(2),
+                    status: 503,
+                    attemptedAt: fixture.now
+                ),
+                ReloadOutcome(
+                    send: dead,
+                    kind: .tokenInvalidated,
+                    status: 410,
+                    reason: "Unregistered",
+                    attemptedAt: fixture.now,
+                    invalidSince: fixture.now
+                ),
+            ])
+            #expect(try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now).sends.isEmpty)
+            let again = try await store.takeReloads(
+                in: Self.all,
+                pausing: [],
+                limit: 10,
+                now: fixture.now + .seconds(2)
+            ).sends
+            #expect(again == [ReloadSend(slot: retry.slot, token: retry.token, reload: request.id, attempt: 2)])
+            let slot = ReloadTokenSlot(app: fixture.app, device: Self.device(1), kind: .widgets)
+            let token = try #require(try await store.reloadToken(of: slot))
+            #expect(
+                token.current == nil && token.changes.last?.kind == .invalidated
+                    && token.changes.last?.reason == "Unregistered"
+            )
+            #expect(
+                try await store.reloadStatus(request.id, of: fixture.app)?.devices == [
+                    "retrying": 1, "token_invalidated": 1,
+                ]
+            )
+        }
+    }
+
+    @Test("an app paused is left alone: its due reloads and fan-outs wait")
+    func paused() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(3, fixture, store)
+            _ = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let held = try await store.takeReloads(in: Self.all, pausing: [fixture.app], limit: 10, now: fixture.now)
+            #expect(held.sends.isEmpty)
+            #expect(try await Self.drain(store, limit: 10, now: fixture.now).count == 3)
+        }
+    }
+
+    @Test("an idempotency key replays the first answer; with another request it is refused; an event asks once")
+    func idempotency() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(2, fixture, store)
+            let key = IdempotencyKey(key: "score-1", requestDigest: Array(repeating: 1, count: 32))
+            let first = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(key))
+            try await Self.registerWidgets(4, fixture, store)
+            let again = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(key))
+            #expect(again.isReplay && again.id == first.id && again.targets == 2)
+            await #expect(throws: EventStoreError.idempotencyKeyReused(key: "score-1")) {
+                _ = try await store.requestReload(
+                    ReloadTarget(kind: .widgets),
+                    for: fixture.app,
+                    from: .api(IdempotencyKey(key: "score-1", requestDigest: Array(repeating: 2, count: 32)))
+                )
+            }
+            let stream = fixture.stream("order-1")
+            let asked = try await store.requestReload(
+                ReloadTarget(kind: .widgets, devices: [Self.device(0)]),
+                for: fixture.app,
+                from: .activity(stream, version: 2)
+            )
+            let askedAgain = try await store.requestReload(
+                ReloadTarget(kind: .widgets, devices: [Self.device(0)]),
+                for: fixture.app,
+                from: .activity(stream, version: 2)
+            )
+            #expect(!asked.isReplay && askedAgain.isReplay && askedAgain.id == asked.id)
+            let status = try #require(try await store.reloadStatus(asked.id, of: fixture.app))
+            #expect(status.activity == stream.activity && status.version == 2)
+            #expect(try await store.reloadStatus(asked.id, of: AppID(rawValue: "com.example.other")!) == nil)
+        }
+    }
+}
