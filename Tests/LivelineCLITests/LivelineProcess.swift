@@ -67,6 +67,11 @@ final class LivelineProcess: Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// Sends SIGKILL (kill -9): the process ends at once, with nothing recorded or given up.
+    func killNow() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// Sends SIGTERM, as a service manager does to stop a service, unless the process has ended.
     func terminate() {
         if process.isRunning { process.terminate() }
