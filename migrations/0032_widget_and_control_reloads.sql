@@ -143,6 +143,8 @@ LEFT JOIN LATERAL (
 GROUP BY 1, 2, 3, 4, 5, 6, 7;
 
 GRANT SELECT, INSERT ON reload_requests TO liveline_service;
+-- Its idempotency keys are forgotten after the window, as the commands' are.
+GRANT UPDATE (idempotency_key, request_sha256) ON reload_requests TO liveline_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON reload_fanouts TO liveline_service;
 GRANT SELECT, UPDATE ON reload_shards TO liveline_service;
 GRANT SELECT, INSERT, UPDATE, DELETE ON reload_workers TO liveline_service;

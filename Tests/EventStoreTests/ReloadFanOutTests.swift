@@ -194,6 +194,29 @@ struct ReloadFanOutTests {
         }
     }
 
+    @Test("a reload request's idempotency key expires with the window, as a command's does")
+    func idempotencyKeyExpires() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            let first = try await store.requestReload(
+                ReloadTarget(kind: .widgets),
+                for: fixture.app,
+                from: .api(IdempotencyKey(key: "k", requestDigest: Array(repeating: 1, count: 32)))
+            )
+            #expect(try await store.expireIdempotencyKeys(olderThan: .seconds(24 * 3600)) == 0)
+            try await store.withConnection {
+                try $0.execute("UPDATE reload_requests SET requested_at = requested_at - interval '25 hours'")
+            }
+            #expect(try await store.expireIdempotencyKeys(olderThan: .seconds(24 * 3600)) == 1)
+            let later = try await store.requestReload(
+                ReloadTarget(kind: .widgets),
+                for: fixture.app,
+                from: .api(IdempotencyKey(key: "k", requestDigest: Array(repeating: 2, count: 32)))
+            )
+            #expect(!later.isReplay && later.id != first.id)
+        }
+    }
+
     @Test("an idempotency key replays the first answer; with another request it is refused; an event asks once")
     func idempotency() async throws {
         let fixture = try await StoreFixture.make()

@@ -1368,6 +1368,10 @@ GRANT SELECT ON TABLE public.reload_fanouts TO liveline_dashboard;
 GRANT SELECT,INSERT ON TABLE public.reload_requests TO liveline_service;
 GRANT SELECT ON TABLE public.reload_requests TO liveline_dashboard;
 
+GRANT UPDATE(idempotency_key) ON TABLE public.reload_requests TO liveline_service;
+
+GRANT UPDATE(request_sha256) ON TABLE public.reload_requests TO liveline_service;
+
 GRANT SELECT ON TABLE public.reload_progress TO liveline_dashboard;
 
 GRANT SELECT,UPDATE ON TABLE public.reload_shards TO liveline_service;

@@ -31,17 +31,20 @@ extension EventStore {
         try await withTransaction { try RetentionQueries.footprint($0) }
     }
 
-    /// Removes the idempotency keys created more than `window` ago, `batchSize` per transaction
-    /// (so appends never wait long behind it), until none is left. A retry with a removed key is
-    /// a new command. Returns how many were removed.
+    /// Removes the idempotency keys created more than `window` ago — the commands' and the reload
+    /// requests' — `batchSize` per transaction (so appends never wait long behind it), until none
+    /// is left. A retry with a removed key is a new command. Returns how many were removed.
     public func expireIdempotencyKeys(olderThan window: Duration, batchSize: Int = 1_000) async throws -> Int {
         var removed = 0
-        while true {
-            let batch = try await withTransaction { connection in
-                try RetentionQueries.expireIdempotencyKeys(window: window, limit: batchSize, connection)
+        for expire in [RetentionQueries.expireIdempotencyKeys, RetentionQueries.expireReloadIdempotencyKeys] {
+            while true {
+                let batch = try await withTransaction { connection in
+                    try expire(window, batchSize, connection)
+                }
+                removed += batch
+                if batch < batchSize { break }
             }
-            removed += batch
-            if batch < batchSize { return removed }
         }
+        return removed
     }
 }

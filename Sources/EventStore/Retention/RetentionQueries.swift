@@ -67,4 +67,20 @@ enum RetentionQueries {
             """
         ).affectedRows
     }
+
+    /// Forgets the idempotency keys of reload requests made more than `window` ago, up to
+    /// `limit` (the requests stay); returns how many.
+    static func expireReloadIdempotencyKeys(window: Duration, limit: Int, _ connection: Connection) throws -> Int {
+        let seconds = Double(window.microseconds) / 1e6
+        return try connection.execute(
+            """
+            UPDATE reload_requests SET idempotency_key = NULL, request_sha256 = NULL
+            WHERE id IN (
+                SELECT id FROM reload_requests
+                WHERE idempotency_key IS NOT NULL AND requested_at < now() - make_interval(secs => \(seconds))
+                ORDER BY id LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED)
+            """
+        )
+    }
 }
