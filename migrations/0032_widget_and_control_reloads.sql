@@ -65,7 +65,10 @@ ALTER TABLE reload_tokens
     ADD COLUMN sending_attempt integer NOT NULL DEFAULT 0 CHECK (sending_attempt >= 0),
     ADD CHECK ((due_reload IS NULL) = (due_at IS NULL));
 CREATE INDEX reload_tokens_due ON reload_tokens (shard, due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX reload_tokens_sending ON reload_tokens (shard) WHERE sending_reload IS NOT NULL;
+-- A reload sent and answered updates its slot twice, neither time an indexed column (nothing
+-- indexes the reload on its way: a worker that takes a shard over reads the shard's rows for it):
+-- with room left on each page, the updates stay on their page (heap-only).
+ALTER TABLE reload_tokens SET (fillfactor = 80);
 
 -- The shards of reload work, held under leases as `delivery_shards` are, and the heartbeats of the
 -- reload workers that share them.

@@ -91,6 +91,7 @@ echo "registering $DEVICES widget tokens"
 python3 scripts/lib/register-widget-tokens.py "$DEVICES" "$BASE" "$LIVELINE_KEY"
 for round in $(seq 1 "$ROUNDS"); do
     echo "round $round: a backlog of $BACKLOG Live Activity updates drained"
+    [[ $DELIVERING == false ]] || delivery_off
     seed_backlog "r$round"
     drain "$BINARY"
     echo "round $round: one widget reload to $DEVICES devices"

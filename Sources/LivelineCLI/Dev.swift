@@ -112,6 +112,10 @@ struct Dev: AsyncParsableCommand {
                   curl -s -X POST \(base)/v1/activities/order-1/updates \(auth) \\
                     -d '{"contentState":{"eta":"12:25","stage":"on the way"}}'
                   curl -s \(base)/v1/activities/order-1/deliveries -H 'Authorization: Bearer \(demo.secret)'
+                Reload the device's widgets: register its widget token, then ask for a reload:
+                  curl -s -X PUT \(base)/v1/devices/phone-1/widget-push-token \(auth) \\
+                    -d '{"widgetPushToken":"\(DevelopmentAPNs.demoWidgetToken)","widgets":[{"kind":"OrderStatus","family":"systemSmall"}]}'
+                  curl -s -X POST \(base)/v1/reloads \(auth) -d '{"pushType":"widgets","deviceIds":["phone-1"]}'
                 The API is described at \(base)/openapi.yaml and in docs/api.md. Press Ctrl-C to stop.
 
 

@@ -15,6 +15,8 @@ enum DevelopmentAPNs {
     static let keyID = "LOCALKEY01"
     /// The device token the printed curl commands register.
     static let demoDeviceToken = String(repeating: "a1b2c3d4", count: 8)
+    /// The widget token the welcome's curls register for the demo device.
+    static let demoWidgetToken = String(repeating: "5e2a7f01", count: 8)
 
     /// Starts the local APNs on `host:port` (`0`: any free port); when `printing`, each push it
     /// accepts is printed as a device would receive it, and each broadcast as every device on its

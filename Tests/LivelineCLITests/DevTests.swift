@@ -29,6 +29,17 @@ struct DevTests {
         let created = try await Self.shell("\(command) -w ' %{http_code}'", curl: curl)
         #expect(created.hasSuffix(" 201"), "\(created)")
         let activityID = try #require(Self.field("activityId", in: created))
+        // The other curls, in order: the token, the update, the widget token and the reload reach
+        // the local APNs, which prints them.
+        for command in Self.curlCommands(in: printed).dropFirst() {
+            let answered = try await Self.shell("\(command) -w ' %{http_code}'", curl: curl)
+            #expect(answered.hasSuffix(" 200") || answered.hasSuffix(" 202"), "\(command): \(answered)")
+        }
+        for _ in 0..<100 where !(first.outputSoFar.contains("(widgets): priority 5") && first.outputSoFar.contains("on the way")) {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(first.outputSoFar.contains(#"(widgets): priority 5 {"aps":{"content-changed":true}}"#))
+        #expect(first.outputSoFar.contains(#""stage":"on the way""#))
         first.terminate()
         let firstOutcome = try await first.finish()
         #expect(firstOutcome.status == 0, "\(firstOutcome.errors)")
@@ -48,16 +59,27 @@ struct DevTests {
         #expect(try await second.finish().status == 0)
     }
 
-    /// The curl command `dev` prints, joined from its continued lines.
+    /// The first curl command `dev` prints.
     private static func curlCommand(in output: String) -> String? {
-        guard let start = output.range(of: "curl -s ") else { return nil }
-        var command = ""
-        for line in output[start.lowerBound...].split(separator: "\n") {
+        curlCommands(in: output).first
+    }
+
+    /// The curl commands `dev` prints, in order, each joined from its continued lines.
+    private static func curlCommands(in output: String) -> [String] {
+        var commands: [String] = []
+        var command: String?
+        for line in output.split(separator: "\n") {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            guard trimmed.hasSuffix("\\") else { return command + trimmed }
-            command += trimmed.dropLast() + " "
+            if command == nil, trimmed.hasPrefix("curl -s ") { command = "" }
+            guard let started = command else { continue }
+            if trimmed.hasSuffix("\\") {
+                command = started + trimmed.dropLast() + " "
+            } else {
+                commands.append(started + trimmed)
+                command = nil
+            }
         }
-        return nil
+        return commands
     }
 
     /// The demo app's key, from the line `app "demo":    key <secret>  (…)`.

@@ -873,7 +873,8 @@ CREATE TABLE public.reload_tokens (
     CONSTRAINT reload_tokens_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text]))),
     CONSTRAINT reload_tokens_sending_attempt_check CHECK ((sending_attempt >= 0)),
     CONSTRAINT reload_tokens_shard_check CHECK ((shard >= 0))
-);
+)
+WITH (fillfactor='80');
 
 CREATE TABLE public.reload_workers (
     worker_id text NOT NULL,
@@ -1118,8 +1119,6 @@ ALTER TABLE ONLY public.reload_fanouts
     ADD CONSTRAINT reload_fanouts_pkey PRIMARY KEY (shard, reload_id);
 
 CREATE INDEX reload_tokens_due ON public.reload_tokens USING btree (shard, due_at) WHERE (due_at IS NOT NULL);
-
-CREATE INDEX reload_tokens_sending ON public.reload_tokens USING btree (shard) WHERE (sending_reload IS NOT NULL);
 
 ALTER TABLE ONLY public.reload_shards
     ADD CONSTRAINT reload_shards_pkey PRIMARY KEY (shard);

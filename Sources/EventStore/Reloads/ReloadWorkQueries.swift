@@ -4,6 +4,10 @@ import Postgres
 
 /// The SQL of the reload workers: the slots' pacing read and written back around
 /// `ReloadPacing`'s decisions, the fan-outs walked page by page, the outcomes recorded.
+///
+/// A slot's pacing is written only by the worker that holds its shard's lease, and a
+/// registration writes only the token's columns (an `UPDATE` names its columns, so neither
+/// overwrites the other's): the rows are read without locking them, since a row lock is a write.
 enum ReloadWorkQueries {
     /// A slot's row of `reload_tokens` with its pacing, and the app's interval for its kind.
     struct Slot {
@@ -98,7 +102,6 @@ enum ReloadWorkQueries {
                 WHERE t.shard = ANY (\(held)) AND t.due_at <= \(PostgresTimestamp(now)) AND t.sending_reload IS NULL
                     AND t.app_id <> ALL (\(skipped))
                 ORDER BY t.due_at LIMIT \(literal: limit)
-                FOR UPDATE OF t SKIP LOCKED
                 """
             ) {
                 var slot = try Slot(row)
@@ -170,7 +173,7 @@ enum ReloadWorkQueries {
     }
 
     /// The next devices of a fan-out (a row of `reload_fanouts` with its request's), in key
-    /// order after its cursor, locked: the named devices one by one, or every device of the app
+    /// order after its cursor: the named devices one by one, or every device of the app
     /// that has the kind (and one of the widget kinds named).
     private static func page(of fanout: PostgresRow, limit: Int, _ connection: Connection) throws -> PostgresRows {
         let app = try fanout.decode("app_id", as: String.self)
@@ -189,7 +192,6 @@ enum ReloadWorkQueries {
                 JOIN apps a ON a.app_id = t.app_id
                 WHERE d.device_id > \(after) AND (\(widgetKinds)::text[] IS NULL OR t.widget_kinds && \(widgetKinds)::text[])
                 ORDER BY t.device_id LIMIT \(literal: limit)
-                FOR UPDATE OF t
                 """
             )
         }
@@ -200,7 +202,6 @@ enum ReloadWorkQueries {
                 AND t.shard = \(shard) AND t.device_id > \(after)
                 AND (\(widgetKinds)::text[] IS NULL OR t.widget_kinds && \(widgetKinds)::text[])
             ORDER BY t.device_id LIMIT \(literal: limit)
-            FOR UPDATE OF t
             """
         )
     }
@@ -258,7 +259,6 @@ enum ReloadWorkQueries {
     static func record(_ outcomes: [ReloadOutcome], suspensions: [Suspension], _ connection: Connection) throws {
         try connection.transaction { connection in
             let sends = outcomes.map(\.send)
-            // Locked in key order, as the fan-out's pages lock them.
             var slots: [ReloadTokenSlot: Slot] = [:]
             for row in try connection.query(
                 """
@@ -272,8 +272,6 @@ enum ReloadWorkQueries {
                 JOIN reload_tokens t ON t.app_id = k.app_id AND t.push_type = k.push_type
                     AND t.control_kind = k.control_kind AND t.shard = k.shard AND t.device_id = k.device_id
                 JOIN apps a ON a.app_id = t.app_id
-                ORDER BY t.app_id, t.push_type, t.control_kind, t.shard, t.device_id
-                FOR UPDATE OF t
                 """
             ) {
                 let slot = try Slot(row)
