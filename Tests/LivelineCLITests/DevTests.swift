@@ -35,7 +35,8 @@ struct DevTests {
             let answered = try await Self.shell("\(command) -w ' %{http_code}'", curl: curl)
             #expect(answered.hasSuffix(" 200") || answered.hasSuffix(" 202"), "\(command): \(answered)")
         }
-        for _ in 0..<100 where !(first.outputSoFar.contains("(widgets): priority 5") && first.outputSoFar.contains("on the way")) {
+        for _ in 0..<100
+        where !(first.outputSoFar.contains("(widgets): priority 5") && first.outputSoFar.contains("on the way")) {
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(first.outputSoFar.contains(#"(widgets): priority 5 {"aps":{"content-changed":true}}"#))
