@@ -130,6 +130,9 @@ BEGIN
 END
 $$;
 
+-- A device's pushes are its activities' and its reloads: its activities are found by device.
+CREATE INDEX activities_by_device ON activities (app_id, device_id) WHERE device_id IS NOT NULL;
+
 CREATE VIEW reload_deliveries_per_minute AS
 SELECT date_trunc('minute', attempted_at) AS minute, app_id, push_type, outcome, count(*) AS deliveries
 FROM reload_deliveries GROUP BY 1, 2, 3, 4;

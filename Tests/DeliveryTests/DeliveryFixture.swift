@@ -7,6 +7,7 @@ import LocalAPNs
 import Logging
 import Metrics
 import Postgres
+import ServiceLifecycle
 import TestSupport
 import Testing
 
@@ -83,14 +84,8 @@ struct DeliveryFixture {
         metrics: any MetricsFactory = MetricsSystem.factory,
         health: DeliveryHealth = DeliveryHealth()
     ) async throws {
-        let listener = try AppendListener(connectionString: database, logger: logger)
-        let client = try APNsClient(
-            configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
-            logger: logger
-        )
-        try await TestDatabase.withPool(database, maximumConnections: 3) { pool in
-            let store = EventStore(pool: pool, lifecycle: Lifecycle())
-            let worker = DeliveryWorker(
+        try await runService(logger: logger) { store, client, listener in
+            DeliveryWorker(
                 store: store,
                 client: client,
                 secretKey: secret,
@@ -100,14 +95,7 @@ struct DeliveryFixture {
                 metrics: metrics,
                 health: health
             )
-            await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await listener.run() }
-                group.addTask { try await worker.run() }
-                try? await group.next()
-                group.cancelAll()
-            }
         }
-        try? await client.shutdown()
     }
 
     /// Runs reload workers (each with its own pool and listener, as separate processes have)
@@ -119,29 +107,37 @@ struct DeliveryFixture {
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
-                group.addTask { try await runReloadWorker(configuration: configuration) }
+                group.addTask {
+                    try await runService(logger: TestDatabase.logger) { store, client, listener in
+                        ReloadWorker(
+                            store: store,
+                            client: client,
+                            secretKey: secret,
+                            listener: listener,
+                            configuration: configuration,
+                            logger: TestDatabase.logger
+                        )
+                    }
+                }
             }
             try await body()
             group.cancelAll()
         }
     }
 
-    /// One reload worker until cancelled.
-    func runReloadWorker(configuration: ReloadWorker.Configuration = DeliveryFixture.quickReloads) async throws {
-        let listener = try AppendListener(connectionString: database, logger: TestDatabase.logger)
+    /// A worker `make` builds on a pool, an APNs client and a listener of its own (as a process
+    /// has), run until cancelled.
+    private func runService(
+        logger: Logger,
+        _ make: @escaping (EventStore, APNsClient, AppendListener) -> some Service
+    ) async throws {
+        let listener = try AppendListener(connectionString: database, logger: logger)
         let client = try APNsClient(
             configuration: .local(baseURL: server.baseURL, trustedCertificatePEM: server.certificatePEM),
-            logger: TestDatabase.logger
+            logger: logger
         )
         try await TestDatabase.withPool(database, maximumConnections: 3) { pool in
-            let worker = ReloadWorker(
-                store: EventStore(pool: pool, lifecycle: Lifecycle()),
-                client: client,
-                secretKey: secret,
-                listener: listener,
-                configuration: configuration,
-                logger: TestDatabase.logger
-            )
+            let worker = make(EventStore(pool: pool, lifecycle: Lifecycle()), client, listener)
             await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await listener.run() }
                 group.addTask { try await worker.run() }

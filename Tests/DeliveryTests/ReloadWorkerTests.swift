@@ -168,6 +168,54 @@ struct ReloadWorkerTests {
         }
     }
 
+    @Test("a device's pushes: its activities' and its reloads, newest first")
+    func devicePushes() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            let device = DeviceID(rawValue: "phone-1")!
+            let stream = fixture.stream("order-1")
+            try await fixture.execute(
+                .request(.init(activityType: "Game", content: ActivityContent(contentState: .empty), deviceID: device)),
+                on: stream,
+                in: store
+            )
+            try await fixture.execute(.registerPushToken(DeliveryFixture.token(7)), on: stream, in: store)
+            try await fixture.execute(DeliveryFixture.update(1), on: stream, in: store)
+            // Another device's activity and reload are not this device's.
+            let other = try await fixture.activityWithToken("order-2", token: DeliveryFixture.token(8), in: store)
+            try await fixture.execute(DeliveryFixture.update(1), on: other, in: store)
+            try await Self.registerWidgets(1..<3, fixture, store)
+            try await fixture.withWorkers {
+                try await fixture.eventually("the update delivered") {
+                    try await store.deliveries(of: stream).first?.outcome == .delivered
+                }
+                try await fixture.withReloadWorkers {
+                    let reload = try await store.requestReload(
+                        ReloadTarget(kind: .widgets),
+                        for: fixture.app,
+                        from: .api(nil)
+                    )
+                    try await fixture.eventually("the reloads delivered") {
+                        try await Self.status(reload, fixture, store) == ["delivered": 2]
+                    }
+                }
+            }
+            let pushes = try await store.pushes(to: device, of: fixture.app)
+            #expect(pushes.map(\.outcome) == ["delivered", "delivered"])
+            guard case .reload(_, .widgets) = pushes.first?.source,
+                case .activity(stream.activity, version: 3) = pushes.last?.source
+            else {
+                Issue.record("not the reload then the update: \(pushes.map(\.source))")
+                return
+            }
+            #expect(
+                pushes.first?.deviceToken == DeliveryFixture.token(1)
+                    && pushes.last?.deviceToken == DeliveryFixture.token(7)
+            )
+            #expect(pushes.allSatisfy { $0.status == 200 && $0.attempt == 1 })
+            #expect(try await store.pushes(to: device, of: fixture.app, limit: 1).count == 1)
+        }
+    }
+
     @Test("refused credentials suspend the app's reloads; new credentials resume them at once")
     func suspension() async throws {
         try await DeliveryFixture.run { fixture, store in

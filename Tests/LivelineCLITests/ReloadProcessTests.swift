@@ -176,8 +176,10 @@ struct ReloadProcessTests {
         #expect(counts.count == Self.devices)
         #expect(counts.values.allSatisfy { (1...2).contains($0) })
         let twice = counts.values.count { $0 == 2 }
-        // At most what was on its way when the process died (LIVELINE_DELIVERY_IN_FLIGHT).
-        #expect(twice <= 32, "\(twice) devices got the reload twice")
+        // Only what was on the wire, or answered and not yet recorded, when the process died
+        // (LIVELINE_DELIVERY_IN_FLIGHT is 32; answers are recorded every 20 ms) goes twice: the
+        // fan-out goes on from its cursors, never from the beginning (which would send half again).
+        #expect(twice < Self.devices / 20, "\(twice) devices got the reload twice")
         second.terminate()
         #expect(try await second.finish().status == 0)
     }

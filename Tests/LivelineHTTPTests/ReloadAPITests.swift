@@ -79,6 +79,18 @@ struct ReloadAPITests {
         }
     }
 
+    @Test("a device's pushes: none yet is an empty list; a bad device id is a 400")
+    func devicePushes() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            let none = try await app.client.listDevicePushes(path: .init(deviceId: "phone-1")).ok.body.json
+            #expect(none.pushes.isEmpty)
+            let bad = try await api.send(.get, "/v1/devices/phone%201/pushes", key: app.key.key)
+            #expect(bad.status == .badRequest)
+            #expect(try problem(bad).detail("field") == .string("deviceId"))
+        }
+    }
+
     @Test("another app's reload is not found; the admin key is refused")
     func isolation() async throws {
         try await APIFixture.run { api in

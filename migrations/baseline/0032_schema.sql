@@ -1140,6 +1140,8 @@ CREATE INDEX reload_deliveries_before_partitions_reload_id_device_id_id_idx ON p
 
 CREATE INDEX reload_deliveries_before_partitions_app_id_device_id_id_idx ON public.reload_deliveries_before_partitions USING btree (app_id, device_id, id);
 
+CREATE INDEX activities_by_device ON public.activities USING btree (app_id, device_id) WHERE (device_id IS NOT NULL);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;

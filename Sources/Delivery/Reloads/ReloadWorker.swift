@@ -240,7 +240,7 @@ public struct ReloadWorker: Service {
                     logger.warning("reload leases ran out", metadata: ["shards": "\(lost.sorted())"])
                     book.withLockedValue { $0.drop(lost) }
                 }
-                let share = (DeliveryShard.count + max(living, 1) - 1) / max(living, 1)
+                let share = WorkerPolicy.share(among: living)
                 if held.count > share {
                     book.withLockedValue { $0.drain(Set(held.sorted().suffix(held.count - share))) }
                 } else if held.count < share {
@@ -274,24 +274,18 @@ public struct ReloadWorker: Service {
         guard let listener else { return }
         await withDiscardingTaskGroup { group in
             group.addTask {
-                var generation = listener.reloadsGeneration
-                while !Task.isCancelled {
-                    let announced = await listener.waitForReloads(after: generation, timeout: .seconds(1))
-                    if announced != generation {
-                        generation = announced
-                        wakeup.signal()
-                    }
+                await WorkerPolicy.follow(from: listener.reloadsGeneration) {
+                    await listener.waitForReloads(after: $0, timeout: .seconds(1))
+                } _: {
+                    wakeup.signal()
                 }
             }
             group.addTask {
-                var generation = listener.credentialsGeneration
-                while !Task.isCancelled {
-                    let announced = await listener.waitForCredentials(after: generation, timeout: .seconds(1))
-                    if announced != generation {
-                        generation = announced
-                        book.withLockedValue { $0.forgetApps() }
-                        wakeup.signal()
-                    }
+                await WorkerPolicy.follow(from: listener.credentialsGeneration) {
+                    await listener.waitForCredentials(after: $0, timeout: .seconds(1))
+                } _: {
+                    book.withLockedValue { $0.forgetApps() }
+                    wakeup.signal()
                 }
             }
         }
@@ -305,10 +299,7 @@ public struct ReloadWorker: Service {
         try? await store.leaveReloads(workerID)
     }
 
-    /// The `attempt`-th retry waits between half and all of `initialBackoff · 2^(attempt-1)`,
-    /// capped at `maximumBackoff`.
     private func backoff(_ attempt: Int) -> Duration {
-        let exponential = configuration.initialBackoff * (1 << min(attempt - 1, 20))
-        return min(exponential, configuration.maximumBackoff) * Double.random(in: 0.5...1.0)
+        WorkerPolicy.backoff(attempt, initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
     }
 }

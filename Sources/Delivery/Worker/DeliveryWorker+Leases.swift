@@ -19,7 +19,7 @@ extension DeliveryWorker {
                     logger.warning("delivery leases ran out", metadata: ["shards": "\(lost.sorted())"])
                     book.withLockedValue { $0.queue(.drop(lost)) }
                 }
-                let share = (DeliveryShard.count + max(living, 1) - 1) / max(living, 1)
+                let share = WorkerPolicy.share(among: living)
                 if held.count > share {
                     book.withLockedValue { $0.queue(.drain(Set(held.sorted().suffix(held.count - share)))) }
                 } else if held.count < share {

@@ -260,38 +260,28 @@ public struct DeliveryWorker: Service {
     /// readings of every app before its next push, so that new credentials take effect at once.
     private func relayCredentialChanges(to book: NIOLockedValueBox<DeliveryBook>, wakeup: Wakeup) async {
         guard let listener else { return }
-        var generation = listener.credentialsGeneration
-        while !Task.isCancelled {
-            let announced = await listener.waitForCredentials(after: generation, timeout: .seconds(1))
-            if announced != generation {
-                generation = announced
-                book.withLockedValue { $0.credentialsChanged() }
-                wakeup.signal()
-            }
+        await WorkerPolicy.follow(from: listener.credentialsGeneration) {
+            await listener.waitForCredentials(after: $0, timeout: .seconds(1))
+        } _: {
+            book.withLockedValue { $0.credentialsChanged() }
+            wakeup.signal()
         }
     }
 
     /// Turns the listener's announcements of appends into wake-ups.
     private func relayAppends(to wakeup: Wakeup) async {
         guard let listener else { return }
-        var generation = listener.generation
-        while !Task.isCancelled {
-            let announced = await listener.wait(after: generation, timeout: .seconds(1))
-            if announced != generation {
-                generation = announced
-                wakeup.signal()
-            }
+        await WorkerPolicy.follow(from: listener.generation) {
+            await listener.wait(after: $0, timeout: .seconds(1))
+        } _: {
+            wakeup.signal()
         }
     }
 
     // MARK: Policy
 
-    /// Exponential backoff with jitter: the `attempt`-th retry waits between half and all of
-    /// `initialBackoff · 2^(attempt-1)`, capped at `maximumBackoff`.
     private func backoff(_ attempt: Int) -> Duration {
-        let exponential = configuration.initialBackoff * (1 << min(attempt - 1, 20))
-        let capped = min(exponential, configuration.maximumBackoff)
-        return capped * Double.random(in: 0.5...1.0)
+        WorkerPolicy.backoff(attempt, initial: configuration.initialBackoff, maximum: configuration.maximumBackoff)
     }
 }
 

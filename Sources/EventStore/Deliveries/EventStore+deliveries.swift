@@ -9,6 +9,12 @@ extension EventStore {
         try await withConnection { try DeliveryQueries.deliveries(of: stream, limit: limit, $0) }
     }
 
+    /// What the app's device was sent, newest first, at most `limit`: its activities' pushes
+    /// (and the decisions about them) and its widget and control reloads.
+    public func pushes(to device: DeviceID, of app: AppID, limit: Int = 100) async throws -> [DevicePush] {
+        try await withConnection { try DevicePushQueries.pushes(to: device, of: app, limit: limit, $0) }
+    }
+
     /// The deliveries of these events that the live table holds, newest first, at most `limit`:
     /// for a stream read from the log or from an archive (the deliveries' partitions are retired
     /// on their own time).
