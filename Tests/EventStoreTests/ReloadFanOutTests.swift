@@ -205,7 +205,7 @@ struct ReloadFanOutTests {
             )
             #expect(try await store.expireIdempotencyKeys(olderThan: .seconds(24 * 3600)) == 0)
             try await store.withConnection {
-                try $0.execute("UPDATE reload_requests SET requested_at = requested_at - interval '25 hours'")
+                _ = try $0.execute("UPDATE reload_requests SET requested_at = requested_at - interval '25 hours'")
             }
             #expect(try await store.expireIdempotencyKeys(olderThan: .seconds(24 * 3600)) == 1)
             let later = try await store.requestReload(
