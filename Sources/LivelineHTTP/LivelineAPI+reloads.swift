@@ -26,21 +26,22 @@ extension LivelineAPI {
         return .ok(.init(body: .json(.init(status))))
     }
 
-    /// What the request reloads and where, with its rules checked (each refusal names its field).
+    /// What the request reloads and where, with the rules its schema cannot say checked (each
+    /// refusal, a 422 `invalid_reload`, names its field).
     private static func target(of body: Components.Schemas.ReloadRequest) throws -> ReloadTarget {
         let kind: ReloadKind
         switch body.pushType {
         case .widgets:
             guard body.controlKind == nil else {
-                throw Problem.invalidRequest("controlKind is for a reload of controls.", field: "/controlKind")
+                throw Problem.invalidReload("controlKind is for a reload of controls.", field: "/controlKind")
             }
             kind = .widgets
         case .controls:
             guard let controlKind = body.controlKind else {
-                throw Problem.invalidRequest("A reload of controls names the controlKind.", field: "/controlKind")
+                throw Problem.invalidReload("A reload of controls names the controlKind.", field: "/controlKind")
             }
             guard body.widgetKinds == nil else {
-                throw Problem.invalidRequest("widgetKinds is for a reload of widgets.", field: "/widgetKinds")
+                throw Problem.invalidReload("widgetKinds is for a reload of widgets.", field: "/widgetKinds")
             }
             kind = .control(try name(controlKind, maximum: 128, field: "/controlKind"))
         }
@@ -49,13 +50,13 @@ extension LivelineAPI {
         }
         switch (body.deviceIds, body.allDevices ?? false) {
         case (nil, false), (.some, true):
-            throw Problem.invalidRequest(
+            throw Problem.invalidReload(
                 "Name the devices (deviceIds) or ask for every device of the app (allDevices: true), not both.",
                 field: "/deviceIds"
             )
         case (nil, true):
             guard kind != .widgets || widgetKinds != nil else {
-                throw Problem.invalidRequest(
+                throw Problem.invalidReload(
                     "A reload of widgets on every device names the widget kinds it is for (widgetKinds).",
                     field: "/widgetKinds"
                 )

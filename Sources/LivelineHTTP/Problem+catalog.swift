@@ -95,6 +95,11 @@ extension Problem {
         Problem(.unprocessableContent, code: "invalid_apns_key", detail: detail, details: ["field": .string(field)])
     }
 
+    /// A reload request the schema admits that does not say what or where to reload.
+    static func invalidReload(_ detail: String, field: String) -> Problem {
+        Problem(.unprocessableContent, code: "invalid_reload", detail: detail, details: ["field": .string(field)])
+    }
+
     static func forbidden(_ detail: String) -> Problem {
         Problem(.forbidden, code: "forbidden", detail: detail)
     }

@@ -60,7 +60,7 @@ struct ReloadAPITests {
     }
 
     @Test(
-        "a request that does not say what or where is a 400 naming the field",
+        "a request that does not say what or where is a 422 invalid_reload naming the field",
         arguments: [
             (#"{"pushType":"widgets"}"#, "/deviceIds"),
             (#"{"pushType":"widgets","allDevices":true}"#, "/widgetKinds"),
@@ -74,7 +74,8 @@ struct ReloadAPITests {
         try await APIFixture.run { api in
             let app = try await api.makeApp()
             let response = try await api.send(.post, "/v1/reloads", key: app.key.key, body: Array(body.utf8))
-            #expect(response.status == .badRequest)
+            #expect(response.status == .unprocessableContent)
+            #expect(try problem(response).code == "invalid_reload")
             #expect(try problem(response).detail("field") == .string(field))
         }
     }
