@@ -26,17 +26,29 @@ struct ReloadFanOutTests {
         }
     }
 
-    /// Takes and records as delivered until nothing is left, `limit` at a time; every send.
+    /// Takes and records as delivered until nothing is left, `limit` at a time, each page's
+    /// cursor moved with its outcomes; every send.
     static func drain(_ store: EventStore, limit: Int, now: Timestamp) async throws -> [ReloadSend] {
         var sent: [ReloadSend] = []
         while true {
             let work = try await store.takeReloads(in: all, pausing: [], limit: limit, now: now)
             sent += work.sends
             try await store.recordReloads(
-                work.sends.map { ReloadOutcome(send: $0, kind: .delivered, attemptedAt: now) }
+                work.sends.map { Self.delivered($0, at: now) },
+                cursors: cursors(of: work)
             )
             if work.sends.isEmpty && !work.moreWaiting { return sent }
         }
+    }
+
+    /// A reload sent and delivered at `now`, as a worker records it (with its `apns-id`).
+    static func delivered(_ send: ReloadSend, at now: Timestamp) -> ReloadOutcome {
+        ReloadOutcome(send: send, kind: .delivered, apnsID: UUID().uuidString, status: 200, attemptedAt: now)
+    }
+
+    /// Where the work's fan-outs stand once all its pages are recorded.
+    static func cursors(of work: ReloadWork) -> [ReloadFanout: ReloadFanout.Position] {
+        Dictionary(work.pages.map { ($0.fanout, $0.through) }) { _, later in later }
     }
 
     @Test("a reload to every device with a kind counts them at once, and is walked in pages until each got it once")
@@ -114,23 +126,135 @@ struct ReloadFanOutTests {
         }
     }
 
-    @Test("a reload on its way when its worker stopped is sent again by the one that takes the shard over")
-    func interrupted() async throws {
+    @Test(
+        "nothing is written as a reload leaves: the fan-out's cursor moves with its outcomes, so a worker that takes over sends again only the pages unrecorded"
+    )
+    func resumedFromTheCursor() async throws {
         let fixture = try await StoreFixture.make()
         try await fixture.withStore { store in
-            try await Self.registerWidgets(5, fixture, store)
-            _ = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
-            let taken = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now)
-            #expect(taken.sends.count == 5)
-            // The worker died with them on the wire; another claims the shards.
-            let claimed = try await store.claimReloadShards(16, for: "other", lease: .seconds(10))
-            #expect(claimed.shards == Self.all)
-            #expect(Set(claimed.interrupted.map(\.slot)) == Set(taken.sends.map(\.slot)))
-            #expect(claimed.interrupted.allSatisfy { $0.attempt == 2 })
+            try await Self.registerWidgets(9, fixture, store)
+            try await store.withConnection {
+                _ = try $0.execute("UPDATE apps SET widget_reload_interval_seconds = 0")
+            }
+            let request = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            // One worker takes every device in pages of 2, reading on from its own positions.
+            var reading: [ReloadFanout: ReloadFanout.Position] = [:]
+            var pages: [ReloadPage] = []
+            while true {
+                let work = try await store.takeReloads(
+                    in: Self.all,
+                    pausing: [],
+                    limit: 2,
+                    now: fixture.now,
+                    reading: reading
+                )
+                guard !work.pages.isEmpty else { break }
+                pages += work.pages
+                reading.merge(Self.cursors(of: work)) { _, later in later }
+            }
+            let sends = pages.flatMap(\.sends)
+            #expect(sends.count == 9 && Set(sends.map(\.slot)).count == 9)
+            // Only the first page is recorded before it stops.
+            let first = pages[0]
             try await store.recordReloads(
-                claimed.interrupted.map { ReloadOutcome(send: $0, kind: .delivered, attemptedAt: fixture.now) }
+                first.sends.map { Self.delivered($0, at: fixture.now) },
+                cursors: [first.fanout: first.through]
             )
-            #expect(try await Self.drain(store, limit: 10, now: fixture.now).isEmpty)
+            // The worker that takes over sends the rest again, from the recorded cursor.
+            let again = try await Self.drain(store, limit: 100, now: fixture.now)
+            #expect(Set(again.map(\.slot)) == Set(sends.map(\.slot)).subtracting(first.sends.map(\.slot)))
+            let status = try #require(try await store.reloadStatus(request.id, of: fixture.app))
+            #expect(status.fannedOut && status.devices == ["delivered": 9])
+        }
+    }
+
+    @Test(
+        "paced, a device recorded before its worker stopped is not sent or coalesced again when its page is read again"
+    )
+    func recordedBeforeTheCursor() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(4, fixture, store)
+            let request = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let work = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now)
+            #expect(work.sends.count == 4)
+            // Two answers recorded, the cursors not moved (their pages still had reloads on their way).
+            try await store.recordReloads(
+                work.sends.prefix(2).map { Self.delivered($0, at: fixture.now) }
+            )
+            let again = try await Self.drain(store, limit: 10, now: fixture.now + .seconds(1))
+            #expect(Set(again.map(\.slot)) == Set(work.sends.dropFirst(2).map(\.slot)))
+            #expect(try await store.reloadStatus(request.id, of: fixture.app)?.devices == ["delivered": 4])
+        }
+    }
+
+    @Test(
+        "a reload on its way paces its slot: a request meanwhile is coalesced behind it, and its due reload is not taken twice"
+    )
+    func pacedBehindOnItsWay() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(1, fixture, store)
+            try await store.withConnection {
+                _ = try $0.execute("UPDATE apps SET widget_reload_interval_seconds = 0")
+            }
+            _ = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let first = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now)
+            let send = try #require(first.sends.first)
+            let onItsWay = [
+                send.slot: ReloadOnItsWay(.init(reload: send.reload, attempt: send.attempt), sentAt: fixture.now)
+            ]
+            try await store.recordReloads([], cursors: Self.cursors(of: first))
+            let second = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let behind = try await store.takeReloads(
+                in: Self.all,
+                pausing: [],
+                limit: 10,
+                now: fixture.now,
+                onTheirWay: onItsWay
+            )
+            #expect(behind.sends.isEmpty && behind.nextDue == fixture.now)
+            #expect(try await store.reloadStatus(second.id, of: fixture.app)?.devices == ["coalesced": 1])
+            try await store.recordReloads([], cursors: Self.cursors(of: behind))
+            // The first is answered; until that is recorded, the second waits behind it.
+            #expect(
+                try await store.takeReloads(
+                    in: Self.all,
+                    pausing: [],
+                    limit: 10,
+                    now: fixture.now,
+                    onTheirWay: onItsWay
+                )
+                .sends.isEmpty
+            )
+            try await store.recordReloads([Self.delivered(send, at: fixture.now)])
+            let due = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now)
+            #expect(due.sends.map(\.reload) == [second.id] && due.sends.first?.origin == .due)
+            // Taken from its due time, it stays written until its answer is recorded: a worker
+            // that knows it on its way does not take it again; one that does not, does.
+            let dueSend = try #require(due.sends.first)
+            let dueOnItsWay = [
+                dueSend.slot: ReloadOnItsWay(
+                    .init(reload: dueSend.reload, attempt: dueSend.attempt),
+                    sentAt: fixture.now
+                )
+            ]
+            #expect(
+                try await store.takeReloads(
+                    in: Self.all,
+                    pausing: [],
+                    limit: 10,
+                    now: fixture.now,
+                    onTheirWay: dueOnItsWay
+                )
+                .sends.isEmpty
+            )
+            #expect(
+                try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now).sends == [dueSend]
+            )
+            try await store.recordReloads([Self.delivered(dueSend, at: fixture.now)])
+            #expect(try await Self.drain(store, limit: 10, now: fixture.now + .seconds(5)).isEmpty)
+            #expect(try await store.reloadStatus(second.id, of: fixture.app)?.devices == ["delivered": 1])
         }
     }
 

@@ -3,36 +3,66 @@ import CanonicalJSON
 import EventStore
 
 /// What a reload worker keeps in memory between its turns: the shards it holds (and gives up),
-/// the reloads on their way per shard, the apps it sends for, and the answers not yet recorded.
-/// Each input is a method that changes it; the worker performs the I/O.
+/// the reloads sent and not yet recorded, how far it has read each fan-out and which of its pages
+/// wait for answers, the apps it sends for, and what is to be recorded. Each input is a method
+/// that changes it; the worker performs the I/O.
+///
+/// Nothing of a reload is written as it leaves, so this is where it is known to be on its way:
+/// until its outcome is recorded, the store paces its slot behind it, and a fan-out's cursor
+/// moves past a page only in the transaction that records the page's last outcome.
 struct ReloadBook {
+    /// A reload sent, until its outcome is recorded: whether it was answered, and its page.
+    private struct Unsettled {
+        let onItsWay: ReloadOnItsWay
+        let page: PageNumber?
+        var answered = false
+    }
+
+    /// A page of a fan-out, numbered in the order it was read.
+    private struct PageNumber: Hashable {
+        let fanout: ReloadFanout
+        let number: Int
+    }
+
+    /// A fan-out this worker walks: how far it has read, and its pages waiting for answers.
+    private struct Walk {
+        var read: ReloadFanout.Position
+        var pages: [(number: Int, through: ReloadFanout.Position, waiting: Int)] = []
+        var nextNumber = 0
+    }
+
     private(set) var held: Set<Int> = []
     private(set) var draining: Set<Int> = []
-    /// Reloads a crashed worker had on their way in shards taken over: sent again first.
-    private var interrupted: [ReloadSend] = []
-    private var inFlight: [Int: Int] = [:]
+    private var unsettled: [ReloadTokenSlot: Unsettled] = [:]
+    private var walks: [ReloadFanout: Walk] = [:]
     private(set) var apps: [AppID: AppDelivery] = [:]
     private var outcomes: [ReloadOutcome] = []
+    private var cursors: [ReloadFanout: ReloadFanout.Position] = [:]
     private var suspensions: [Suspension] = []
 
     /// The shards whose reloads go out: held and not being given up.
     var sending: Set<Int> { held.subtracting(draining) }
-    var onTheirWay: Int { inFlight.values.reduce(0, +) }
-    var unrecorded: Int { outcomes.count + suspensions.count }
+    /// Reloads on the wire, not yet answered.
+    var onTheirWay: Int { unsettled.values.count { !$0.answered } }
+    var unrecorded: Int { outcomes.count + cursors.count + suspensions.count }
     /// Apps whose reloads wait: no credentials, or credentials APNs refused.
     var paused: Set<AppID> { Set(apps.filter { !$0.value.resumes }.keys) }
+    /// The reloads sent and not yet recorded, which pace their slots.
+    var pacing: [ReloadTokenSlot: ReloadOnItsWay] { unsettled.mapValues(\.onItsWay) }
+    /// How far each fan-out walked here has been read.
+    var reading: [ReloadFanout: ReloadFanout.Position] { walks.mapValues(\.read) }
 
-    mutating func adopt(_ shards: Set<Int>, interrupted sends: [ReloadSend]) {
+    mutating func adopt(_ shards: Set<Int>) {
         held.formUnion(shards)
         draining.subtract(shards)
-        interrupted += sends
     }
 
-    /// Shards whose leases ran out: nothing more is sent for them.
+    /// Shards whose leases ran out: nothing more is sent for them, and their fan-outs' cursors
+    /// are left to the worker that takes them over (it sends again what was on its way here).
     mutating func drop(_ shards: Set<Int>) {
         held.subtract(shards)
         draining.subtract(shards)
-        interrupted.removeAll { shards.contains(Self.shard($0)) }
+        forgetWalks(in: shards)
     }
 
     mutating func drain(_ shards: Set<Int>) {
@@ -40,20 +70,27 @@ struct ReloadBook {
     }
 
     /// Shards being given up with nothing on its way: the worker releases them once what was
-    /// answered is recorded.
+    /// answered (and how far their fan-outs are done) is recorded.
     mutating func takeReleasable() -> Set<Int> {
-        let done = draining.filter { shard in
-            (inFlight[shard] ?? 0) == 0 && !interrupted.contains { Self.shard($0) == shard }
-        }
+        let busy = Set(unsettled.keys.map(Self.shard))
+        let done = draining.subtracting(busy)
         held.subtract(done)
         draining.subtract(done)
+        walks = walks.filter { !done.contains($0.key.shard) }
         return done
     }
 
-    mutating func takeInterrupted(limit: Int) -> [ReloadSend] {
-        let taken = Array(interrupted.filter { sending.contains(Self.shard($0)) }.prefix(limit))
-        interrupted.removeAll { taken.contains($0) }
-        return taken
+    /// A page read: the fan-out is read up to its end; it waits for its sends' answers.
+    /// Returns the page's number, which its sends carry.
+    mutating func read(_ page: ReloadPage) -> Int {
+        var walk = walks[page.fanout] ?? Walk(read: page.through)
+        let number = walk.nextNumber
+        walk.nextNumber += 1
+        walk.read = page.through
+        walk.pages.append((number, page.through, page.sends.count))
+        walks[page.fanout] = walk
+        settlePages(of: page.fanout)
+        return number
     }
 
     mutating func know(_ app: AppID, _ delivery: AppDelivery) {
@@ -65,13 +102,23 @@ struct ReloadBook {
         apps = [:]
     }
 
-    mutating func sent(_ send: ReloadSend) {
-        inFlight[Self.shard(send), default: 0] += 1
+    /// A reload leaves (page `page` of its fan-out, for one from a fan-out).
+    mutating func sent(_ send: ReloadSend, page: Int?, at now: Timestamp) {
+        let sending = ReloadPacing.Sending(reload: send.reload, attempt: send.attempt)
+        unsettled[send.slot] = Unsettled(
+            onItsWay: ReloadOnItsWay(sending, sentAt: now),
+            page: page.map { PageNumber(fanout: Self.fanout(of: send), number: $0) }
+        )
+    }
+
+    /// A reload not sent, whose app is gone: its page no longer waits for it.
+    mutating func skip(_ send: ReloadSend, page: Int?) {
+        done(page.map { PageNumber(fanout: Self.fanout(of: send), number: $0) })
     }
 
     /// A reload that waits for its app's credentials: recorded, and due again at once, which the
     /// worker leaves alone while the app is paused.
-    mutating func hold(_ send: ReloadSend, because app: AppDelivery, at now: Timestamp) {
+    mutating func hold(_ send: ReloadSend, page: Int?, because app: AppDelivery, at now: Timestamp) {
         outcomes.append(
             ReloadOutcome(
                 send: send,
@@ -80,6 +127,7 @@ struct ReloadBook {
                 attemptedAt: now
             )
         )
+        done(page.map { PageNumber(fanout: Self.fanout(of: send), number: $0) })
     }
 
     /// APNs answered a reload (or did not): what it means, kept to be recorded. Returns the outcome.
@@ -92,7 +140,11 @@ struct ReloadBook {
         maximumAttempts: Int,
         backoff: (Int) -> Duration
     ) -> ReloadOutcome {
-        inFlight[Self.shard(send), default: 1] -= 1
+        if var sent = unsettled[send.slot], sent.onItsWay.sending.reload == send.reload, !sent.answered {
+            sent.answered = true
+            unsettled[send.slot] = sent
+            done(sent.page)
+        }
         var status: Int? = nil
         var reason: String? = nil
         var invalidSince: Timestamp? = nil
@@ -150,18 +202,73 @@ struct ReloadBook {
         return outcome
     }
 
-    mutating func takeUnrecorded() -> (outcomes: [ReloadOutcome], suspensions: [Suspension]) {
-        defer { (outcomes, suspensions) = ([], []) }
-        return (outcomes, suspensions)
+    /// What to record now: the outcomes, the cursors past the pages they finish, the suspensions.
+    mutating func takeUnrecorded() -> Unrecorded {
+        defer { (outcomes, cursors, suspensions) = ([], [:], []) }
+        return Unrecorded(outcomes: outcomes, cursors: cursors, suspensions: suspensions)
     }
 
-    /// Puts back what could not be recorded (the database was away), to be recorded next time.
-    mutating func restore(_ unrecorded: (outcomes: [ReloadOutcome], suspensions: [Suspension])) {
-        outcomes = unrecorded.outcomes + outcomes
-        suspensions = unrecorded.suspensions + suspensions
+    /// What was taken is recorded: its reloads no longer pace their slots, and a fan-out
+    /// recorded to its end is walked no more.
+    mutating func recorded(_ batch: Unrecorded) {
+        for outcome in batch.outcomes {
+            if let sent = unsettled[outcome.send.slot], sent.answered,
+                sent.onItsWay.sending
+                    == ReloadPacing.Sending(reload: outcome.send.reload, attempt: outcome.send.attempt)
+            {
+                unsettled[outcome.send.slot] = nil
+            }
+        }
+        for (fanout, position) in batch.cursors where position == .end {
+            if let walk = walks[fanout], walk.pages.isEmpty { walks[fanout] = nil }
+        }
     }
 
-    static func shard(_ send: ReloadSend) -> Int {
-        DeliveryShard.of(send.slot.app, device: send.slot.device)
+    /// Puts back what could not be recorded (the database was away), to be recorded next time;
+    /// a cursor moved further since wins.
+    mutating func restore(_ batch: Unrecorded) {
+        outcomes = batch.outcomes + outcomes
+        cursors.merge(batch.cursors) { newer, _ in newer }
+        suspensions = batch.suspensions + suspensions
     }
+
+    /// A reload of page `page` answered (or held, or skipped): the pages at the front of its
+    /// fan-out that wait for nothing more move its cursor.
+    private mutating func done(_ page: PageNumber?) {
+        guard let page, var walk = walks[page.fanout],
+            let index = walk.pages.firstIndex(where: { $0.number == page.number })
+        else { return }
+        walk.pages[index].waiting -= 1
+        walks[page.fanout] = walk
+        settlePages(of: page.fanout)
+    }
+
+    private mutating func settlePages(of fanout: ReloadFanout) {
+        guard var walk = walks[fanout] else { return }
+        while let first = walk.pages.first, first.waiting <= 0 {
+            cursors[fanout] = first.through
+            walk.pages.removeFirst()
+        }
+        walks[fanout] = walk
+    }
+
+    private mutating func forgetWalks(in shards: Set<Int>) {
+        walks = walks.filter { !shards.contains($0.key.shard) }
+        cursors = cursors.filter { !shards.contains($0.key.shard) }
+    }
+
+    static func shard(_ slot: ReloadTokenSlot) -> Int {
+        DeliveryShard.of(slot.app, device: slot.device)
+    }
+
+    static func fanout(of send: ReloadSend) -> ReloadFanout {
+        ReloadFanout(reload: send.reload, shard: shard(send.slot))
+    }
+}
+
+/// What a reload worker records in one transaction.
+struct Unrecorded {
+    var outcomes: [ReloadOutcome]
+    var cursors: [ReloadFanout: ReloadFanout.Position]
+    var suspensions: [Suspension]
 }

@@ -13,8 +13,11 @@ public import ServiceLifecycle
 ///
 /// - shared between processes as delivery is: the reload shards are held under leases, a fair
 ///   share each, taken over from a crashed worker when its leases run out;
-/// - at least once: a reload on its way is marked so in its slot, and a worker that takes the
-///   shard over sends it again (so after a kill -9 a device may get one twice);
+/// - at least once, writing nothing as a reload leaves: the worker knows what it has on its way,
+///   a fan-out's cursor moves past a page when the page's outcomes are recorded, and a slot's due
+///   reload stays written until its answer is; a worker that takes the shard over reads from
+///   there, so it sends again at most what was on its way (after a kill -9 a device may get a
+///   reload twice);
 /// - within WidgetKit's budget: each slot's `ReloadPacing` sends at most one reload per the app's
 ///   interval and coalesces the requests inside it into one sent when it ends;
 /// - every outcome recorded in `reload_deliveries`; dead tokens leave their slots, refused
@@ -162,27 +165,40 @@ public struct ReloadWorker: Service {
             (configuration.maximumInFlight - $0.onTheirWay, $0.sending, $0.paused)
         }
         guard room > 0, !shards.isEmpty else { return (false, nil) }
-        let interrupted = book.withLockedValue { $0.takeInterrupted(limit: room) }
-        let work = try await store.takeReloads(in: shards, pausing: paused, limit: room - interrupted.count, now: now)
+        let (onTheirWay, reading) = book.withLockedValue { ($0.pacing, $0.reading) }
+        let work = try await store.takeReloads(
+            in: shards,
+            pausing: paused,
+            limit: room,
+            now: now,
+            onTheirWay: onTheirWay,
+            reading: reading
+        )
+        var taken = work.due.map { (send: $0, page: Int?.none) }
+        for page in work.pages {
+            let number = book.withLockedValue { $0.read(page) }
+            taken += page.sends.map { ($0, number) }
+        }
         var pushes: [(send: ReloadSend, request: APNsRequest, credentials: APNsCredentials)] = []
-        for send in interrupted + work.sends {
+        for (send, page) in taken {
             var app = book.withLockedValue { $0.apps[send.slot.app] }
             if app == nil || now - app!.readAt >= configuration.appRefresh {
                 app = try await ledger.app(send.slot.app, at: now)
                 if let app { book.withLockedValue { $0.know(send.slot.app, app) } }
             }
-            guard let app else { continue }
+            guard let app else {
+                book.withLockedValue { $0.skip(send, page: page) }
+                continue
+            }
             guard app.resumes, let credentials = app.credentials else {
-                book.withLockedValue { $0.hold(send, because: app, at: now) }
+                book.withLockedValue { $0.hold(send, page: page, because: app, at: now) }
                 continue
             }
             let bundleID = String(app.topic.dropLast(APNsRequest.topicSuffix.count))
+            book.withLockedValue { $0.sent(send, page: page, at: now) }
             pushes.append((send, ReloadPush.request(send, bundleID: bundleID, now: now), credentials))
         }
         let sending = pushes
-        book.withLockedValue { book in
-            for push in sending { book.sent(push.send) }
-        }
         if !sending.isEmpty {
             let started = clock()
             let maximumAttempts = configuration.maximumAttempts
@@ -210,13 +226,20 @@ public struct ReloadWorker: Service {
     /// Records what was answered (and held); on failure it is kept for the next try.
     private func record(_ book: NIOLockedValueBox<ReloadBook>) async throws {
         let unrecorded = book.withLockedValue { $0.takeUnrecorded() }
-        guard !unrecorded.outcomes.isEmpty || !unrecorded.suspensions.isEmpty else { return }
+        guard !unrecorded.outcomes.isEmpty || !unrecorded.cursors.isEmpty || !unrecorded.suspensions.isEmpty else {
+            return
+        }
         do {
-            try await store.recordReloads(unrecorded.outcomes, suspensions: unrecorded.suspensions)
+            try await store.recordReloads(
+                unrecorded.outcomes,
+                cursors: unrecorded.cursors,
+                suspensions: unrecorded.suspensions
+            )
         } catch {
             book.withLockedValue { $0.restore(unrecorded) }
             throw error
         }
+        book.withLockedValue { $0.recorded(unrecorded) }
         for outcome in unrecorded.outcomes { outcomes[outcome.kind]?.increment() }
         for suspension in unrecorded.suspensions {
             logger.error(
@@ -249,14 +272,9 @@ public struct ReloadWorker: Service {
                         for: workerID,
                         lease: configuration.lease
                     )
-                    if !claimed.shards.isEmpty {
-                        logger.debug(
-                            "took reload shards",
-                            metadata: [
-                                "shards": "\(claimed.shards.sorted())", "resent": "\(claimed.interrupted.count)",
-                            ]
-                        )
-                        book.withLockedValue { $0.adopt(claimed.shards, interrupted: claimed.interrupted) }
+                    if !claimed.isEmpty {
+                        logger.debug("took reload shards", metadata: ["shards": "\(claimed.sorted())"])
+                        book.withLockedValue { $0.adopt(claimed) }
                     }
                 }
                 wakeup.signal()

@@ -36,18 +36,10 @@ extension EventStore {
         }
     }
 
-    /// Claims up to `count` free reload shards for `worker`, with the reloads that were on their
-    /// way in them when their worker stopped (to be sent again).
-    public func claimReloadShards(
-        _ count: Int,
-        for worker: String,
-        lease: Duration
-    ) async throws -> (shards: Set<Int>, interrupted: [ReloadSend]) {
-        try await withTransaction { connection in
-            let shards = try DeliveryQueries.claim(count, for: worker, lease: lease, of: .reload, connection)
-            guard !shards.isEmpty else { return ([], []) }
-            return (shards, try ReloadWorkQueries.interrupted(in: shards, connection))
-        }
+    /// Claims up to `count` free reload shards for `worker`. What a worker that stopped had on its
+    /// way there is found where it was: its slots' due reloads, its fan-outs' cursors.
+    public func claimReloadShards(_ count: Int, for worker: String, lease: Duration) async throws -> Set<Int> {
+        try await withConnection { try DeliveryQueries.claim(count, for: worker, lease: lease, of: .reload, $0) }
     }
 
     /// Gives reload shards up.
@@ -61,23 +53,43 @@ extension EventStore {
         try await withConnection { try DeliveryQueries.leave(worker, of: .reload, $0) }
     }
 
-    /// The reloads to send now from `shards`: those due, then the fan-outs' next devices, at most
-    /// `limit` in all; each device's pacing decides whether it is sent or coalesced.
+    /// The reloads to send now from `shards`: those due, then the fan-outs' next devices (read
+    /// from `reading`'s positions where the worker has them), at most `limit` in all; each
+    /// device's pacing, behind the reloads `onTheirWay`, decides whether it is sent or coalesced.
     public func takeReloads(
         in shards: Set<Int>,
         pausing paused: Set<AppID>,
         limit: Int,
-        now: Timestamp
+        now: Timestamp,
+        onTheirWay: [ReloadTokenSlot: ReloadOnItsWay] = [:],
+        reading: [ReloadFanout: ReloadFanout.Position] = [:]
     ) async throws -> ReloadWork {
-        guard !shards.isEmpty, limit > 0 else { return ReloadWork(sends: [], nextDue: nil, moreWaiting: false) }
+        guard !shards.isEmpty, limit > 0 else {
+            return ReloadWork(due: [], pages: [], nextDue: nil, moreWaiting: false)
+        }
         return try await withConnection {
-            try ReloadWorkQueries.take(in: shards, paused: paused, limit: limit, now: now, $0)
+            try ReloadWorkQueries.take(
+                in: shards,
+                paused: paused,
+                limit: limit,
+                now: now,
+                onTheirWay: onTheirWay,
+                reading: reading,
+                $0
+            )
         }
     }
 
-    /// Records what became of reloads, and the suspensions their answers called for.
-    public func recordReloads(_ outcomes: [ReloadOutcome], suspensions: [Suspension] = []) async throws {
-        guard !outcomes.isEmpty || !suspensions.isEmpty else { return }
-        try await withConnection { try ReloadWorkQueries.record(outcomes, suspensions: suspensions, $0) }
+    /// Records what became of reloads, how far their fan-outs are done, and the suspensions
+    /// their answers called for.
+    public func recordReloads(
+        _ outcomes: [ReloadOutcome],
+        cursors: [ReloadFanout: ReloadFanout.Position] = [:],
+        suspensions: [Suspension] = []
+    ) async throws {
+        guard !outcomes.isEmpty || !cursors.isEmpty || !suspensions.isEmpty else { return }
+        try await withConnection {
+            try ReloadWorkQueries.record(outcomes, cursors: cursors, suspensions: suspensions, $0)
+        }
     }
 }

@@ -2,25 +2,26 @@ import ActivityLifecycle
 import CanonicalJSON
 import Postgres
 
-/// The SQL of the reload workers: the slots' pacing read and written back around
-/// `ReloadPacing`'s decisions, the fan-outs walked page by page, the outcomes recorded.
+/// The SQL of the reload workers: the reloads due taken, the fan-outs walked a page at a time,
+/// the outcomes recorded.
 ///
-/// A slot's pacing is written only by the worker that holds its shard's lease, and a
-/// registration writes only the token's columns (an `UPDATE` names its columns, so neither
-/// overwrites the other's): the rows are read without locking them, since a row lock is a write.
+/// Nothing is written for a reload as it leaves: the worker that sent it knows it is on its way
+/// (and says so to `take`), a fan-out's cursor moves past a page only when `record` writes its
+/// outcomes, and a slot's due reload stays written until its answer is recorded. When a device
+/// last had a reload is read from `reload_deliveries`. A slot's due time is written only by the
+/// worker holding its shard's lease, and a registration writes only the token's columns, so the
+/// rows are read without locking them (a row lock is a write).
 enum ReloadWorkQueries {
-    /// A slot's row of `reload_tokens` with its pacing, and the app's interval for its kind.
+    /// A slot's row of `reload_tokens`, with its due reload.
     struct Slot {
         let slot: ReloadTokenSlot
         let shard: Int
         let token: String
-        var pacing: ReloadPacing
-        let interval: Duration
+        var due: ReloadPacing.Due?
 
-        /// The columns a `Slot` is read from, `t` being `reload_tokens` and `a` `apps`.
+        /// The columns a `Slot` is read from, `t` being `reload_tokens`.
         enum Column: Int, SQLColumns {
-            case app, pushType, controlKind, shard, device, token, lastSentAt, dueReload, dueAt, dueAttempt
-            case sendingReload, sendingAttempt, interval
+            case app, pushType, controlKind, shard, device, token, dueReload, dueAt, dueAttempt
 
             var sql: StaticString {
                 switch self {
@@ -30,201 +31,318 @@ enum ReloadWorkQueries {
                 case .shard: "t.shard"
                 case .device: "t.device_id"
                 case .token: "t.token"
-                case .lastSentAt: "t.last_sent_at"
                 case .dueReload: "t.due_reload"
                 case .dueAt: "t.due_at"
                 case .dueAttempt: "t.due_attempt"
-                case .sendingReload: "t.sending_reload"
-                case .sendingAttempt: "t.sending_attempt"
-                case .interval:
-                    """
-                    CASE WHEN t.push_type = 'widgets' THEN a.widget_reload_interval_seconds
-                        ELSE a.control_reload_interval_seconds END AS interval_seconds
-                    """
                 }
             }
         }
 
         init(_ row: PostgresRow) throws {
-            let app = AppID(uncheckedRawValue: try row.decode("app_id"))
             guard
                 let kind = ReloadKind(
                     pushType: try row.decode("push_type"),
                     controlKind: try row.decode("control_kind")
                 )
             else { throw EventStoreError.unreadableRow("reload_tokens: a kind") }
-            let device = DeviceID(uncheckedRawValue: try row.decode("device_id"))
-            slot = ReloadTokenSlot(app: app, device: device, kind: kind)
+            slot = ReloadTokenSlot(
+                app: AppID(uncheckedRawValue: try row.decode("app_id")),
+                device: DeviceID(uncheckedRawValue: try row.decode("device_id")),
+                kind: kind
+            )
             shard = try row.decode("shard")
             token = try row.decode("token")
-            func time(_ column: String) throws -> Timestamp? {
-                try row.decode(column, as: PostgresTimestamp?.self).map(Timestamp.init)
-            }
-            let due: ReloadPacing.Due? = try row.decode("due_reload", as: Int64?.self).map { reload in
-                ReloadPacing.Due(reload: reload, attempt: try row.decode("due_attempt"), at: try time("due_at")!)
-            }
-            let sending: ReloadPacing.Sending? = try row.decode("sending_reload", as: Int64?.self).map {
-                ReloadPacing.Sending(reload: $0, attempt: try row.decode("sending_attempt"))
-            }
-            pacing = ReloadPacing(lastSentAt: try time("last_sent_at"), due: due, sending: sending)
-            interval = .seconds(try row.decode("interval_seconds", as: Int.self))
+            due = try Self.due(row)
         }
 
-        func send(_ sending: ReloadPacing.Sending) -> ReloadSend {
-            ReloadSend(slot: slot, token: token, reload: sending.reload, attempt: sending.attempt)
+        /// The row's due reload, if it has one.
+        static func due(_ row: PostgresRow) throws -> ReloadPacing.Due? {
+            try row.decode("due_reload", as: Int64?.self).map { reload in
+                ReloadPacing.Due(
+                    reload: reload,
+                    attempt: try row.decode("due_attempt"),
+                    at: Timestamp(try row.decode("due_at", as: PostgresTimestamp.self))
+                )
+            }
         }
     }
 
-    /// Takes the reloads due in `shards` (up to `limit`), then walks the fan-outs there a page at a
-    /// time with what room is left: each device is sent the reload or coalesced, as its pacing
-    /// says; pacing, coalesced outcomes and cursors are written in the same transaction. Apps in
-    /// `paused` are left alone.
+    /// A fan-out to walk, with its request's target and the app's interval for its kind.
+    struct Fanout {
+        let fanout: ReloadFanout
+        let after: String
+        let app: AppID
+        let kind: ReloadKind
+        let widgetKinds: PostgresArray<String>?
+        let devices: PostgresArray<String>?
+        let requestedAt: PostgresTimestamp
+        let interval: Int
+
+        init(_ row: PostgresRow) throws {
+            fanout = ReloadFanout(reload: try row.decode("reload_id"), shard: try row.decode("shard"))
+            after = try row.decode("after_device")
+            app = AppID(uncheckedRawValue: try row.decode("app_id"))
+            guard
+                let kind = ReloadKind(
+                    pushType: try row.decode("push_type"),
+                    controlKind: try row.decode("control_kind")
+                )
+            else { throw EventStoreError.unreadableRow("reload_requests: a kind") }
+            self.kind = kind
+            widgetKinds = try row.decode("widget_kinds")
+            devices = try row.decode("device_ids")
+            requestedAt = try row.decode("requested_at")
+            interval = try row.decode("interval_seconds")
+        }
+
+        func slot(of device: String) -> ReloadTokenSlot {
+            ReloadTokenSlot(app: app, device: DeviceID(uncheckedRawValue: device), kind: kind)
+        }
+    }
+
+    /// The slots one `take` has decided about, with what it writes: the slots' due reloads
+    /// changed, and the requests coalesced.
+    private struct Decisions {
+        let now: Timestamp
+        let onTheirWay: [ReloadTokenSlot: ReloadOnItsWay]
+        var pacing: [ReloadTokenSlot: ReloadPacing] = [:]
+        var shards: [ReloadTokenSlot: Int] = [:]
+        var changed: [ReloadTokenSlot] = []
+        var coalesced: [ReloadOutcome] = []
+
+        /// A slot's pacing as this take knows it: what the row says, behind the reload on its
+        /// way (whose due reload, if it came from one, is still written).
+        mutating func pacing(
+            of slot: ReloadTokenSlot,
+            shard: Int,
+            due: ReloadPacing.Due?,
+            lastSentAt: Timestamp?
+        ) -> ReloadPacing {
+            if let known = pacing[slot] { return known }
+            shards[slot] = shard
+            guard let onItsWay = onTheirWay[slot] else { return ReloadPacing(lastSentAt: lastSentAt, due: due) }
+            return ReloadPacing(
+                lastSentAt: max(lastSentAt ?? onItsWay.sentAt, onItsWay.sentAt),
+                due: due?.reload == onItsWay.sending.reload ? nil : due,
+                sending: onItsWay.sending
+            )
+        }
+
+        /// The slot's due reload, sent now if it is due and nothing is on its way.
+        mutating func takeDue(_ row: Slot) -> ReloadSend? {
+            var slot = pacing(of: row.slot, shard: row.shard, due: row.due, lastSentAt: nil)
+            defer { pacing[row.slot] = slot }
+            return slot.takeDue(at: now).map {
+                ReloadSend(slot: row.slot, token: row.token, reload: $0.reload, attempt: $0.attempt, origin: .due)
+            }
+        }
+
+        /// The request `reload` for a slot: sent now, or coalesced (the slot's due reload written).
+        mutating func request(
+            _ reload: Int64,
+            for slot: ReloadTokenSlot,
+            shard: Int,
+            token: String,
+            due: ReloadPacing.Due?,
+            lastSentAt: Timestamp?,
+            interval: Duration
+        ) -> ReloadSend? {
+            var paced = pacing(of: slot, shard: shard, due: due, lastSentAt: lastSentAt)
+            defer { pacing[slot] = paced }
+            switch paced.request(reload, at: now, interval: interval) {
+            case .send(let sending):
+                return ReloadSend(slot: slot, token: token, reload: reload, attempt: sending.attempt, origin: .fanout)
+            case .coalesce(let until):
+                changed.append(slot)
+                let send = ReloadSend(slot: slot, token: token, reload: reload, attempt: 0, origin: .fanout)
+                coalesced.append(ReloadOutcome(send: send, kind: .coalesced, retryAt: until, attemptedAt: now))
+                return nil
+            }
+        }
+
+        /// The slots whose due reload this take changed, as written.
+        var dues: [(slot: ReloadTokenSlot, shard: Int, due: ReloadPacing.Due?)] {
+            Set(changed).map { ($0, shards[$0]!, pacing[$0]!.due) }
+        }
+    }
+
+    /// Takes the reloads due in `shards` (up to `limit`), then walks the fan-outs there a page at
+    /// a time, from `reading`'s positions (the worker's, ahead of the recorded cursors), with
+    /// what room is left: each device is sent the reload or coalesced, as its pacing says (behind
+    /// `onTheirWay`). Only coalesced requests are written. Apps in `paused` are left alone.
     static func take(
         in shards: Set<Int>,
         paused: Set<AppID>,
         limit: Int,
         now: Timestamp,
+        onTheirWay: [ReloadTokenSlot: ReloadOnItsWay],
+        reading: [ReloadFanout: ReloadFanout.Position],
         _ connection: Connection
     ) throws -> ReloadWork {
         let held = PostgresArray(shards.sorted())
         let skipped = PostgresArray(paused.map(\.rawValue).sorted())
         return try connection.transaction { connection in
-            var slots: [ReloadTokenSlot: Slot] = [:]
-            var order: [ReloadTokenSlot] = []
-            func keep(_ slot: Slot) {
-                if slots.updateValue(slot, forKey: slot.slot) == nil { order.append(slot.slot) }
-            }
-            var sends: [ReloadSend] = []
-            var coalesced: [(ReloadSend, Timestamp)] = []
-            for row in try connection.query(
+            var decisions = Decisions(now: now, onTheirWay: onTheirWay)
+            var due: [ReloadSend] = []
+            var nextDue: Timestamp? = nil
+            let window = limit + onTheirWay.count
+            let rows = try connection.query(
                 """
-                SELECT \(columnsOf: Slot.Column.self) FROM reload_tokens t JOIN apps a ON a.app_id = t.app_id
-                WHERE t.shard = ANY (\(held)) AND t.due_at <= \(PostgresTimestamp(now)) AND t.sending_reload IS NULL
-                    AND t.app_id <> ALL (\(skipped))
-                ORDER BY t.due_at LIMIT \(literal: limit)
-                """
-            ) {
-                var slot = try Slot(row)
-                guard let sending = slot.pacing.takeDue(at: now) else { continue }
-                sends.append(slot.send(sending))
-                keep(slot)
-            }
-            var moreWaiting = sends.count == limit
-            var room = limit - sends.count
-            let fanouts = try connection.query(
-                """
-                SELECT f.shard, f.reload_id, f.after_device, r.app_id, r.push_type, r.control_kind,
-                    r.widget_kinds, r.device_ids
-                FROM reload_fanouts f JOIN reload_requests r ON r.id = f.reload_id
-                WHERE f.shard = ANY (\(held)) AND r.app_id <> ALL (\(skipped))
-                ORDER BY f.reload_id, f.shard LIMIT 64
-                FOR UPDATE OF f SKIP LOCKED
+                SELECT \(columnsOf: Slot.Column.self) FROM reload_tokens t
+                WHERE t.shard = ANY (\(held)) AND t.due_at IS NOT NULL AND t.app_id <> ALL (\(skipped))
+                ORDER BY t.due_at LIMIT \(literal: window)
                 """
             )
-            for fanout in fanouts {
+            for row in rows {
+                let slot = try Slot(row)
+                guard onTheirWay[slot.slot] == nil else { continue }
+                guard slot.due!.at <= now else {
+                    nextDue = slot.due!.at
+                    break
+                }
+                guard due.count < limit else { break }
+                if let send = decisions.takeDue(slot) { due.append(send) }
+            }
+            var moreWaiting = nextDue == nil && rows.count == window
+            var room = limit - due.count
+            var pages: [ReloadPage] = []
+            let ended = reading.values.filter { $0 == .end }.count
+            for row in try connection.query(
+                """
+                SELECT f.shard, f.reload_id, f.after_device, r.app_id, r.push_type, r.control_kind, r.widget_kinds,
+                    r.device_ids, r.requested_at,
+                    CASE WHEN r.push_type = 'widgets' THEN a.widget_reload_interval_seconds
+                        ELSE a.control_reload_interval_seconds END AS interval_seconds
+                FROM reload_fanouts f JOIN reload_requests r ON r.id = f.reload_id JOIN apps a ON a.app_id = r.app_id
+                WHERE f.shard = ANY (\(held)) AND r.app_id <> ALL (\(skipped))
+                ORDER BY f.reload_id, f.shard LIMIT \(literal: 64 + ended)
+                """
+            ) {
+                let fanout = try Fanout(row)
+                guard case .after(let after) = reading[fanout.fanout] ?? .after(fanout.after) else { continue }
                 guard room > 0 else {
                     moreWaiting = true
                     break
                 }
-                let reload = try fanout.decode("reload_id", as: Int64.self)
-                let shard = try fanout.decode("shard", as: Int.self)
-                let asked = room
-                let page = try Self.page(of: fanout, limit: asked, connection)
-                for row in page {
-                    let read = try Slot(row)
-                    var slot = slots[read.slot] ?? read
-                    switch slot.pacing.request(reload, at: now, interval: slot.interval) {
-                    case .send(let sending): sends.append(slot.send(sending))
-                    case .coalesce(let until):
-                        let send = ReloadSend(slot: slot.slot, token: slot.token, reload: reload, attempt: 0)
-                        coalesced.append((send, until))
+                let devices = try page(of: fanout, after: after, limit: room, connection)
+                var sends: [ReloadSend] = []
+                for device in devices {
+                    if device.handled { continue }
+                    let slot = fanout.slot(of: device.device)
+                    if let send = decisions.request(
+                        fanout.fanout.reload,
+                        for: slot,
+                        shard: fanout.fanout.shard,
+                        token: device.token,
+                        due: device.due,
+                        lastSentAt: device.lastSentAt,
+                        interval: .seconds(fanout.interval)
+                    ) {
+                        sends.append(send)
                     }
-                    keep(slot)
                 }
-                room -= page.count
-                if page.count < asked {
-                    try connection.execute(
-                        "DELETE FROM reload_fanouts WHERE shard = \(shard) AND reload_id = \(reload)"
-                    )
-                } else {
-                    moreWaiting = true
-                    try connection.execute(
-                        """
-                        UPDATE reload_fanouts SET after_device = \(try page.last!.decode("device_id", as: String.self))
-                        WHERE shard = \(shard) AND reload_id = \(reload)
-                        """
-                    )
-                }
+                let through: ReloadFanout.Position = devices.count < room ? .end : .after(devices.last!.device)
+                if through != .end { moreWaiting = true }
+                pages.append(ReloadPage(fanout: fanout.fanout, sends: sends, through: through))
+                room -= devices.count
             }
-            try write(order.map { slots[$0]! }, connection)
-            try insert(
-                coalesced.map { ReloadOutcome(send: $0.0, kind: .coalesced, retryAt: $0.1, attemptedAt: now) },
-                connection
+            try write(decisions.dues, connection)
+            try insert(decisions.coalesced, connection)
+            let coalescedUntil = decisions.coalesced.compactMap(\.retryAt).min()
+            return ReloadWork(
+                due: due,
+                pages: pages,
+                nextDue: [nextDue, coalescedUntil].compactMap { $0 }.min(),
+                moreWaiting: moreWaiting
             )
-            let nextDue = try connection.query(
-                """
-                SELECT min(due_at) AS next FROM reload_tokens
-                WHERE shard = ANY (\(held)) AND due_at IS NOT NULL AND sending_reload IS NULL
-                    AND app_id <> ALL (\(skipped))
-                """
-            ).single?.decode("next", as: PostgresTimestamp?.self).map(Timestamp.init)
-            return ReloadWork(sends: sends, nextDue: nextDue, moreWaiting: moreWaiting)
         }
     }
 
-    /// The next devices of a fan-out (a row of `reload_fanouts` with its request's), in key
-    /// order after its cursor: the named devices one by one, or every device of the app
-    /// that has the kind (and one of the widget kinds named).
-    private static func page(of fanout: PostgresRow, limit: Int, _ connection: Connection) throws -> PostgresRows {
-        let app = try fanout.decode("app_id", as: String.self)
-        let pushType = try fanout.decode("push_type", as: String.self)
-        let controlKind = try fanout.decode("control_kind", as: String.self)
-        let shard = try fanout.decode("shard", as: Int.self)
-        let after = try fanout.decode("after_device", as: String.self)
-        let widgetKinds = try fanout.decode("widget_kinds", as: PostgresArray<String>?.self)
-        if let devices = try fanout.decode("device_ids", as: PostgresArray<String>?.self) {
+    /// A device of a fan-out's page: its token and due reload, and for a paced kind when it last
+    /// had a reload sent, and whether it had this request (or a newer one) already — recorded
+    /// before a worker stopped, its page not yet passed.
+    struct PageDevice {
+        let device: String
+        let token: String
+        let due: ReloadPacing.Due?
+        let lastSentAt: Timestamp?
+        let handled: Bool
+
+        init(_ row: PostgresRow) throws {
+            device = try row.decode("device_id")
+            token = try row.decode("token")
+            due = try Slot.due(row)
+            lastSentAt = try row.decode("last_sent_at", as: PostgresTimestamp?.self).map(Timestamp.init)
+            handled = try row.decode("handled")
+        }
+    }
+
+    /// The next devices of a fan-out, in key order after `after`: the named devices one by one,
+    /// or every device of the app that has the kind (and one of the widget kinds named).
+    private static func page(
+        of fanout: Fanout,
+        after: String,
+        limit: Int,
+        _ connection: Connection
+    ) throws -> [PageDevice] {
+        let history = History(fanout)
+        let shard = fanout.fanout.shard
+        if let devices = fanout.devices {
             return try connection.query(
                 """
-                SELECT \(columnsOf: Slot.Column.self)
-                FROM unnest(\(devices)::text[]) AS d(device_id)
-                JOIN reload_tokens t ON t.app_id = \(app) AND t.push_type = \(pushType)
-                    AND t.control_kind = \(controlKind) AND t.shard = \(shard) AND t.device_id = d.device_id
-                JOIN apps a ON a.app_id = t.app_id
-                WHERE d.device_id > \(after) AND (\(widgetKinds)::text[] IS NULL OR t.widget_kinds && \(widgetKinds)::text[])
+                SELECT t.device_id, t.token, t.due_reload, t.due_at, t.due_attempt, h.last_sent_at, h.handled
+                FROM unnest(\(devices)::text[]) AS n(device_id)
+                JOIN reload_tokens t ON t.app_id = \(fanout.app.rawValue) AND t.push_type = \(fanout.kind.pushType)
+                    AND t.control_kind = \(fanout.kind.controlKind) AND t.shard = \(shard) AND t.device_id = n.device_id
+                CROSS JOIN \(history)
+                WHERE n.device_id > \(after)
+                    AND (\(fanout.widgetKinds)::text[] IS NULL OR t.widget_kinds && \(fanout.widgetKinds)::text[])
                 ORDER BY t.device_id LIMIT \(literal: limit)
                 """
-            )
+            ).map(PageDevice.init)
         }
         return try connection.query(
             """
-            SELECT \(columnsOf: Slot.Column.self) FROM reload_tokens t JOIN apps a ON a.app_id = t.app_id
-            WHERE t.app_id = \(app) AND t.push_type = \(pushType) AND t.control_kind = \(controlKind)
-                AND t.shard = \(shard) AND t.device_id > \(after)
-                AND (\(widgetKinds)::text[] IS NULL OR t.widget_kinds && \(widgetKinds)::text[])
+            SELECT t.device_id, t.token, t.due_reload, t.due_at, t.due_attempt, h.last_sent_at, h.handled
+            FROM reload_tokens t CROSS JOIN \(history)
+            WHERE t.app_id = \(fanout.app.rawValue) AND t.push_type = \(fanout.kind.pushType)
+                AND t.control_kind = \(fanout.kind.controlKind) AND t.shard = \(shard) AND t.device_id > \(after)
+                AND (\(fanout.widgetKinds)::text[] IS NULL OR t.widget_kinds && \(fanout.widgetKinds)::text[])
             ORDER BY t.device_id LIMIT \(literal: limit)
             """
-        )
+        ).map(PageDevice.init)
     }
 
-    /// Writes the slots' pacing back.
-    private static func write(_ slots: [Slot], _ connection: Connection) throws {
-        guard !slots.isEmpty else { return }
-        func times(_ value: (Slot) -> Timestamp?) -> PostgresArray<PostgresTimestamp?> {
-            PostgresArray(slots.map { value($0).map(PostgresTimestamp.init) })
+    /// What a page reads of each device's past reloads: for a paced kind, its rows of
+    /// `reload_deliveries` since the request (or the interval, if longer ago; a few minutes more
+    /// for the clocks), only the partitions of those times read; for an unpaced kind, nothing.
+    struct History {
+        let reload: Int64
+        let since: PostgresTimestamp?
+        let interval: Int
+
+        init(_ fanout: Fanout) {
+            reload = fanout.fanout.reload
+            since = fanout.interval > 0 ? fanout.requestedAt : nil
+            interval = fanout.interval
         }
+    }
+
+    /// Writes the slots' due reloads.
+    private static func write(
+        _ dues: [(slot: ReloadTokenSlot, shard: Int, due: ReloadPacing.Due?)],
+        _ connection: Connection
+    ) throws {
+        guard !dues.isEmpty else { return }
         try connection.execute(
             """
-            UPDATE reload_tokens t SET last_sent_at = u.last_sent_at, due_reload = u.due_reload, due_at = u.due_at,
-                due_attempt = u.due_attempt, sending_reload = u.sending_reload, sending_attempt = u.sending_attempt
-            FROM unnest(\(PostgresArray(slots.map(\.slot.app.rawValue))), \(PostgresArray(slots.map(\.slot.kind.pushType))),
-                \(PostgresArray(slots.map(\.slot.kind.controlKind))), \(PostgresArray(slots.map(\.shard))),
-                \(PostgresArray(slots.map(\.slot.device.rawValue))), \(times { $0.pacing.lastSentAt }),
-                \(PostgresArray(slots.map { $0.pacing.due?.reload })), \(times { $0.pacing.due?.at }),
-                \(PostgresArray(slots.map { $0.pacing.due?.attempt ?? 0 })),
-                \(PostgresArray(slots.map { $0.pacing.sending?.reload })),
-                \(PostgresArray(slots.map { $0.pacing.sending?.attempt ?? 0 })))
-                AS u(app_id, push_type, control_kind, shard, device_id, last_sent_at, due_reload, due_at, due_attempt,
-                    sending_reload, sending_attempt)
+            UPDATE reload_tokens t SET due_reload = u.due_reload, due_at = u.due_at, due_attempt = u.due_attempt
+            FROM unnest(\(PostgresArray(dues.map(\.slot.app.rawValue))), \(PostgresArray(dues.map(\.slot.kind.pushType))),
+                \(PostgresArray(dues.map(\.slot.kind.controlKind))), \(PostgresArray(dues.map(\.shard))),
+                \(PostgresArray(dues.map(\.slot.device.rawValue))), \(PostgresArray(dues.map { $0.due?.reload })),
+                \(PostgresArray(dues.map { $0.due.map { PostgresTimestamp($0.at) } })),
+                \(PostgresArray(dues.map { $0.due?.attempt ?? 0 })))
+                AS u(app_id, push_type, control_kind, shard, device_id, due_reload, due_at, due_attempt)
             WHERE t.app_id = u.app_id AND t.push_type = u.push_type AND t.control_kind = u.control_kind
                 AND t.shard = u.shard AND t.device_id = u.device_id
             """
@@ -253,40 +371,19 @@ enum ReloadWorkQueries {
         )
     }
 
-    /// Records what became of reloads sent: each slot still sending that reload settles (done, or
-    /// due again at `retryAt`), the outcomes are appended, dead tokens leave their slots (unless
-    /// registered after APNs' time) with the change kept, and suspensions are recorded.
-    static func record(_ outcomes: [ReloadOutcome], suspensions: [Suspension], _ connection: Connection) throws {
+    /// Records what became of reloads sent, and how far their fan-outs are done (`cursors`): the
+    /// slots settle (a due reload that was sent done, a retry due at `retryAt`, unless a newer
+    /// request waits), the outcomes are appended, the cursors move past their pages (a fan-out
+    /// done leaves), dead tokens leave their slots (unless registered after APNs' time) with the
+    /// change kept, and suspensions are recorded.
+    static func record(
+        _ outcomes: [ReloadOutcome],
+        cursors: [ReloadFanout: ReloadFanout.Position],
+        suspensions: [Suspension],
+        _ connection: Connection
+    ) throws {
         try connection.transaction { connection in
-            let sends = outcomes.map(\.send)
-            var slots: [ReloadTokenSlot: Slot] = [:]
-            for row in try connection.query(
-                """
-                SELECT \(columnsOf: Slot.Column.self)
-                FROM (SELECT DISTINCT * FROM unnest(\(PostgresArray(sends.map(\.slot.app.rawValue))),
-                        \(PostgresArray(sends.map(\.slot.kind.pushType))),
-                        \(PostgresArray(sends.map(\.slot.kind.controlKind))),
-                        \(PostgresArray(sends.map { ReloadTokenQueries.shard($0.slot) })),
-                        \(PostgresArray(sends.map(\.slot.device.rawValue))))
-                    AS k(app_id, push_type, control_kind, shard, device_id)) AS k
-                JOIN reload_tokens t ON t.app_id = k.app_id AND t.push_type = k.push_type
-                    AND t.control_kind = k.control_kind AND t.shard = k.shard AND t.device_id = k.device_id
-                JOIN apps a ON a.app_id = t.app_id
-                """
-            ) {
-                let slot = try Slot(row)
-                slots[slot.slot] = slot
-            }
-            var settled: [ReloadTokenSlot] = []
-            for outcome in outcomes {
-                guard var slot = slots[outcome.send.slot], slot.pacing.sending?.reload == outcome.send.reload else {
-                    continue
-                }
-                slot.pacing.settle(retryAt: outcome.retryAt)
-                slots[slot.slot] = slot
-                settled.append(slot.slot)
-            }
-            try write(Array(Set(settled)).map { slots[$0]! }, connection)
+            try settle(outcomes.filter { $0.retryAt != nil || $0.send.origin == .due }, connection)
             try insert(outcomes, connection)
             for outcome in outcomes where outcome.kind == .tokenInvalidated {
                 let slot = outcome.send.slot
@@ -305,6 +402,7 @@ enum ReloadWorkQueries {
                     """
                 )
             }
+            try move(cursors, connection)
             for suspension in suspensions {
                 try connection.execute(
                     """
@@ -317,21 +415,68 @@ enum ReloadWorkQueries {
         }
     }
 
-    /// The reloads on their way in `shards` when their worker stopped: sent again by the worker
-    /// that took the shards over (APNs may have had them; a reload twice is harmless), each as
-    /// its next attempt.
-    static func interrupted(in shards: Set<Int>, _ connection: Connection) throws -> [ReloadSend] {
-        try connection.query(
+    /// Settles the slots the outcomes were sent to (or held for): the due reload each was sent
+    /// from is done, and a reload to try again is due at its `retryAt` — unless a newer request
+    /// waits in the slot already, which the next reload carries anyway.
+    private static func settle(_ outcomes: [ReloadOutcome], _ connection: Connection) throws {
+        guard !outcomes.isEmpty else { return }
+        let sends = outcomes.map(\.send)
+        var slots: [ReloadTokenSlot: Slot] = [:]
+        for row in try connection.query(
             """
-            UPDATE reload_tokens t SET sending_attempt = t.sending_attempt + 1
-            FROM apps a
-            WHERE a.app_id = t.app_id AND t.shard = ANY (\(PostgresArray(shards.sorted())))
-                AND t.sending_reload IS NOT NULL
-            RETURNING \(columnsOf: Slot.Column.self)
+            SELECT \(columnsOf: Slot.Column.self)
+            FROM (SELECT DISTINCT * FROM unnest(\(PostgresArray(sends.map(\.slot.app.rawValue))),
+                    \(PostgresArray(sends.map(\.slot.kind.pushType))),
+                    \(PostgresArray(sends.map(\.slot.kind.controlKind))),
+                    \(PostgresArray(sends.map { ReloadTokenQueries.shard($0.slot) })),
+                    \(PostgresArray(sends.map(\.slot.device.rawValue))))
+                AS k(app_id, push_type, control_kind, shard, device_id)) AS k
+            JOIN reload_tokens t ON t.app_id = k.app_id AND t.push_type = k.push_type
+                AND t.control_kind = k.control_kind AND t.shard = k.shard AND t.device_id = k.device_id
             """
-        ).map { row in
+        ) {
             let slot = try Slot(row)
-            return slot.send(slot.pacing.sending!)
+            slots[slot.slot] = slot
+        }
+        var changed: Set<ReloadTokenSlot> = []
+        for outcome in outcomes {
+            guard var slot = slots[outcome.send.slot] else { continue }
+            let sent = ReloadPacing.Sending(reload: outcome.send.reload, attempt: outcome.send.attempt)
+            var pacing = ReloadPacing(due: slot.due?.reload == sent.reload ? nil : slot.due, sending: sent)
+            pacing.settle(retryAt: outcome.retryAt)
+            guard pacing.due != slot.due else { continue }
+            slot.due = pacing.due
+            slots[slot.slot] = slot
+            changed.insert(slot.slot)
+        }
+        try write(changed.map { (slots[$0]!.slot, slots[$0]!.shard, slots[$0]!.due) }, connection)
+    }
+
+    /// Moves the fan-outs' cursors past the pages recorded; a fan-out recorded to its end leaves.
+    private static func move(_ cursors: [ReloadFanout: ReloadFanout.Position], _ connection: Connection) throws {
+        let moved = cursors.compactMap { fanout, position in
+            if case .after(let device) = position { (fanout, device) } else { nil }
+        }
+        let ended = cursors.filter { $0.value == .end }.map(\.key)
+        if !moved.isEmpty {
+            try connection.execute(
+                """
+                UPDATE reload_fanouts f SET after_device = u.after_device
+                FROM unnest(\(PostgresArray(moved.map(\.0.shard))), \(PostgresArray(moved.map(\.0.reload))),
+                    \(PostgresArray(moved.map(\.1)))) AS u(shard, reload_id, after_device)
+                WHERE f.shard = u.shard AND f.reload_id = u.reload_id
+                """
+            )
+        }
+        if !ended.isEmpty {
+            try connection.execute(
+                """
+                DELETE FROM reload_fanouts f
+                USING unnest(\(PostgresArray(ended.map(\.shard))), \(PostgresArray(ended.map(\.reload))))
+                    AS u(shard, reload_id)
+                WHERE f.shard = u.shard AND f.reload_id = u.reload_id
+                """
+            )
         }
     }
 
@@ -343,5 +488,37 @@ enum ReloadWorkQueries {
             WHERE shard = ANY (\(PostgresArray(shards.sorted()))) AND owner = \(worker)
             """
         )
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// A page's history of its devices (`h.last_sent_at`, `h.handled`), joined to `t`, its row of
+    /// `reload_tokens`.
+    fileprivate mutating func appendInterpolation(_ history: ReloadWorkQueries.History) {
+        guard let since = history.since else {
+            appendLiteral("(SELECT NULL::timestamptz AS last_sent_at, false AS handled) AS h")
+            return
+        }
+        appendLiteral(
+            """
+            LATERAL (
+                SELECT max(d.attempted_at) FILTER (WHERE d.apns_id IS NOT NULL) AS last_sent_at,
+            """
+        )
+        appendLiteral(" coalesce(bool_or(d.reload_id >= ")
+        appendInterpolation(history.reload)
+        appendLiteral(
+            """
+            ), false) AS handled
+                FROM reload_deliveries d
+                WHERE d.app_id = t.app_id AND d.device_id = t.device_id AND d.push_type = t.push_type
+                    AND d.control_kind = t.control_kind
+                    AND d.recorded_at >= least(
+            """
+        )
+        appendInterpolation(since)
+        appendLiteral(", now() - make_interval(secs => ")
+        appendInterpolation(history.interval)
+        appendLiteral(")) - interval '5 minutes') AS h")
     }
 }

@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0032, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0033, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0032_triggers.sql, in one transaction.
+-- 0033_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -862,16 +862,12 @@ CREATE TABLE public.reload_tokens (
     widget_kinds text[] NOT NULL,
     registered_at timestamp with time zone NOT NULL,
     change_id bigint NOT NULL,
-    last_sent_at timestamp with time zone,
     due_reload bigint,
     due_at timestamp with time zone,
     due_attempt integer DEFAULT 0 NOT NULL,
-    sending_reload bigint,
-    sending_attempt integer DEFAULT 0 NOT NULL,
     CONSTRAINT reload_tokens_check CHECK (((due_reload IS NULL) = (due_at IS NULL))),
     CONSTRAINT reload_tokens_due_attempt_check CHECK ((due_attempt >= 0)),
     CONSTRAINT reload_tokens_push_type_check CHECK ((push_type = ANY (ARRAY['widgets'::text, 'controls'::text]))),
-    CONSTRAINT reload_tokens_sending_attempt_check CHECK ((sending_attempt >= 0)),
     CONSTRAINT reload_tokens_shard_check CHECK ((shard >= 0))
 )
 WITH (fillfactor='80');
