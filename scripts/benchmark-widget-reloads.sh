@@ -5,7 +5,7 @@
 #   - a backlog of BACKLOG Live Activity updates (each of its own activity) accepted with
 #     delivery off, then drained: Live Activity pushes per second (as benchmark-delivery.sh's 2);
 #   - one reload of the Score widget on every device (`POST /v1/reloads`, `allDevices`): the
-#     202's time, the first push's attempt after the request was accepted, reload pushes per
+#     202's time, the first push's attempt after the 202 came back, reload pushes per
 #     second from the first attempt to the last, their ratio to the round's drain (target ≥ 0.9),
 #     the server's and PostgreSQL's CPU per reload, and the server's resident memory at its
 #     highest during the fan-out against just before it (target: growth under 20 MB).
@@ -50,7 +50,7 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$SERVER/status"; }
 # recorded (at most 5 minutes: its fan-out gone, then every device counted) and prints what it
 # took. The wait's own queries are light while the reloads go: a look for the fan-out's rows.
 reload() {
-    local before peak rss posted accepted reload_id server postgres done_devices
+    local before peak rss posted answered accepted reload_id server postgres done_devices
     before=$(rss_kb)
     peak=$before
     server=$(process_ticks "$SERVER")
@@ -58,7 +58,8 @@ reload() {
     posted=$(date +%s.%N)
     accepted="$(curl -sf -X POST "$BASE/v1/reloads" -H "Authorization: Bearer $LIVELINE_KEY" \
         -H 'Content-Type: application/json' -d '{"pushType":"widgets","widgetKinds":["Score"],"allDevices":true}')"
-    awk -v a="$posted" -v b="$(date +%s.%N)" 'BEGIN {printf "  202 in %.1f ms", 1000 * (b - a)}'
+    answered=$(date +%s.%N)
+    awk -v a="$posted" -v b="$answered" 'BEGIN {printf "  202 in %.1f ms", 1000 * (b - a)}'
     reload_id="$(sed 's/.*"reloadId":\([0-9]*\).*/\1/' <<< "$accepted")"
     echo ", targets $(sed 's/.*"targets":\([0-9]*\).*/\1/' <<< "$accepted")"
     for _ in $(seq 1 3000); do
@@ -77,15 +78,14 @@ reload() {
     postgres=$(($(postgres_ticks) - postgres))
     sql "SELECT count(*) FILTER (WHERE d.outcome = 'delivered'), count(*) FILTER (WHERE d.outcome <> 'delivered'),
                 extract(epoch FROM max(d.attempted_at) - min(d.attempted_at)),
-                round((extract(epoch FROM min(d.attempted_at) - r.requested_at) * 1000)::numeric, 1)
-         FROM reload_deliveries d JOIN reload_requests r ON r.id = d.reload_id
-         WHERE d.reload_id = $reload_id GROUP BY r.requested_at" |
+                round(((extract(epoch FROM min(d.attempted_at)) - $answered) * 1000)::numeric, 1)
+         FROM reload_deliveries d WHERE d.reload_id = $reload_id" |
         awk -F'|' -v server="$server" -v postgres="$postgres" -v tick="$(getconf CLK_TCK)" -v before="$before" \
             -v peak="$peak" -v drain="$(cat "$DATA/drain-rate")" 'BEGIN {}
             {
                 printf "  delivered %d in %.2f s: %.0f/s (%.2f× the drain; target >= 0.9), other outcomes %d\n",
                     $1, $3, $1 / $3, ($1 / $3) / drain, $2
-                printf "  first push %.1f ms after the request was accepted (target <= 100)\n", $4
+                printf "  first push %.1f ms after the 202 (target <= 100)\n", $4
                 printf "  CPU per reload: server %.0f µs, PostgreSQL %.0f µs\n", 1e6 * server / tick / $1, 1e6 * postgres / tick / $1
                 printf "  server memory: %.1f MB before, %.1f MB at most during the fan-out: +%.1f MB (target < 20)\n",
                     before / 1024, peak / 1024, (peak - before) / 1024

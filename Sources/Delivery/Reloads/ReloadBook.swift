@@ -11,11 +11,18 @@ import EventStore
 /// until its outcome is recorded, the store paces its slot behind it, and a fan-out's cursor
 /// moves past a page only in the transaction that records the page's last outcome.
 struct ReloadBook {
-    /// A reload sent, until its outcome is recorded: whether it was answered, and its page.
+    /// A reload taken, until its outcome is recorded: where it is, and its page.
     private struct Unsettled {
+        enum Stage {
+            /// Decided, and waiting for room on the wire.
+            case ready
+            case onTheWire
+            case answered
+        }
+
         let onItsWay: ReloadOnItsWay
         let page: PageNumber?
-        var answered = false
+        var stage = Stage.ready
     }
 
     /// A page of a fan-out, numbered in the order it was read.
@@ -34,6 +41,8 @@ struct ReloadBook {
     private(set) var held: Set<Int> = []
     private(set) var draining: Set<Int> = []
     private var unsettled: [ReloadTokenSlot: Unsettled] = [:]
+    /// The reloads taken and waiting for room on the wire, in the order taken.
+    private var ready: [ReadyReload] = []
     private var walks: [ReloadFanout: Walk] = [:]
     private(set) var apps: [AppID: AppDelivery] = [:]
     private var outcomes: [ReloadOutcome] = []
@@ -43,7 +52,9 @@ struct ReloadBook {
     /// The shards whose reloads go out: held and not being given up.
     var sending: Set<Int> { held.subtracting(draining) }
     /// Reloads on the wire, not yet answered.
-    var onTheirWay: Int { unsettled.values.count { !$0.answered } }
+    var onTheirWay: Int { unsettled.values.count { $0.stage == .onTheWire } }
+    /// Reloads taken and waiting for room on the wire.
+    var readyCount: Int { ready.count }
     var unrecorded: Int { outcomes.count + cursors.count + suspensions.count }
     /// Apps whose reloads wait: no credentials, or credentials APNs refused.
     var paused: Set<AppID> { Set(apps.filter { !$0.value.resumes }.keys) }
@@ -63,6 +74,10 @@ struct ReloadBook {
         held.subtract(shards)
         draining.subtract(shards)
         forgetWalks(in: shards)
+        for reload in ready where shards.contains(Self.shard(reload.send.slot)) {
+            unsettled[reload.send.slot] = nil
+        }
+        ready.removeAll { shards.contains(Self.shard($0.send.slot)) }
     }
 
     mutating func drain(_ shards: Set<Int>) {
@@ -102,13 +117,24 @@ struct ReloadBook {
         apps = [:]
     }
 
-    /// A reload leaves (page `page` of its fan-out, for one from a fan-out).
-    mutating func sent(_ send: ReloadSend, page: Int?, at now: Timestamp) {
+    /// A reload taken (page `page` of its fan-out, for one from a fan-out), to send when there is
+    /// room on the wire: from now on its slot is paced behind it.
+    mutating func take(_ reload: ReadyReload, page: Int?, at now: Timestamp) {
+        let send = reload.send
         let sending = ReloadPacing.Sending(reload: send.reload, attempt: send.attempt)
         unsettled[send.slot] = Unsettled(
             onItsWay: ReloadOnItsWay(sending, sentAt: now),
             page: page.map { PageNumber(fanout: Self.fanout(of: send), number: $0) }
         )
+        ready.append(reload)
+    }
+
+    /// The reloads to put on the wire now, at most `limit`, in the order taken.
+    mutating func takeReady(limit: Int) -> [ReadyReload] {
+        let taken = Array(ready.prefix(max(0, limit)))
+        ready.removeFirst(taken.count)
+        for reload in taken { unsettled[reload.send.slot]?.stage = .onTheWire }
+        return taken
     }
 
     /// A reload not sent, whose app is gone: its page no longer waits for it.
@@ -140,8 +166,8 @@ struct ReloadBook {
         maximumAttempts: Int,
         backoff: (Int) -> Duration
     ) -> ReloadOutcome {
-        if var sent = unsettled[send.slot], sent.onItsWay.sending.reload == send.reload, !sent.answered {
-            sent.answered = true
+        if var sent = unsettled[send.slot], sent.onItsWay.sending.reload == send.reload, sent.stage == .onTheWire {
+            sent.stage = .answered
             unsettled[send.slot] = sent
             done(sent.page)
         }
@@ -195,7 +221,7 @@ struct ReloadBook {
             status: status,
             reason: reason,
             latency: latency,
-            attemptedAt: now,
+            attemptedAt: now - latency,
             invalidSince: kind == .tokenInvalidated ? invalidSince : nil
         )
         outcomes.append(outcome)
@@ -212,7 +238,7 @@ struct ReloadBook {
     /// recorded to its end is walked no more.
     mutating func recorded(_ batch: Unrecorded) {
         for outcome in batch.outcomes {
-            if let sent = unsettled[outcome.send.slot], sent.answered,
+            if let sent = unsettled[outcome.send.slot], sent.stage == .answered,
                 sent.onItsWay.sending
                     == ReloadPacing.Sending(reload: outcome.send.reload, attempt: outcome.send.attempt)
             {
@@ -264,6 +290,13 @@ struct ReloadBook {
     static func fanout(of send: ReloadSend) -> ReloadFanout {
         ReloadFanout(reload: send.reload, shard: shard(send.slot))
     }
+}
+
+/// A reload taken and ready to go: its request, and the credentials it goes with.
+struct ReadyReload {
+    let send: ReloadSend
+    let request: APNsRequest
+    let credentials: APNsCredentials
 }
 
 /// What a reload worker records in one transaction.

@@ -28,6 +28,9 @@ public struct ReloadWorker: Service {
     public struct Configuration: Sendable {
         /// Reloads on their way at once.
         public var maximumInFlight = 256
+        /// Reloads decided and waiting for room on the wire, at most: taken while the wire is
+        /// full, so that it never waits for the database. Taken again once half are gone.
+        public var readAhead = 512
         public var lease: Duration = .seconds(10)
         public var leaseRenewal: Duration = .seconds(2)
         public var initialBackoff: Duration = .seconds(1)
@@ -124,7 +127,11 @@ public struct ReloadWorker: Service {
                 if isStopping {
                     if book.withLockedValue({ $0.onTheirWay == 0 && $0.unrecorded == 0 }) { break }
                 } else {
-                    (moreWaiting, nextDue) = try await takeAndSend(book, ledger: ledger, wakeup: wakeup)
+                    sendReady(book, wakeup: wakeup)
+                    if book.withLockedValue({ $0.readyCount <= configuration.readAhead / 2 }) {
+                        (moreWaiting, nextDue) = try await take(book, ledger: ledger)
+                        sendReady(book, wakeup: wakeup)
+                    }
                 }
             } catch {
                 if Task.isCancelled { break }
@@ -133,10 +140,8 @@ public struct ReloadWorker: Service {
                 continue
             }
             var timeout: Duration = .seconds(1)
-            let (room, unrecorded) = book.withLockedValue {
-                (configuration.maximumInFlight - $0.onTheirWay, $0.unrecorded)
-            }
-            if moreWaiting && room > 0 { continue }
+            let (ready, unrecorded) = book.withLockedValue { ($0.readyCount, $0.unrecorded) }
+            if moreWaiting && ready <= configuration.readAhead / 2 { continue }
             if let nextDue { timeout = min(timeout, max(.zero, nextDue - clock())) }
             if unrecorded > 0 {
                 timeout = min(timeout, max(.zero, lastRecord + configuration.recordInterval - clock()))
@@ -145,13 +150,12 @@ public struct ReloadWorker: Service {
         }
     }
 
-    /// One turn: the reloads of the shards sent, as much as there is room for, each to its app's
-    /// credentials (or held while the app has none that APNs takes). Returns whether more wait,
-    /// and when the next one is due.
-    private func takeAndSend(
+    /// Takes the reloads of the shards, as many as the read-ahead has room for, each with its
+    /// app's credentials (or held while the app has none that APNs takes). Returns whether more
+    /// wait, and when the next one is due.
+    private func take(
         _ book: NIOLockedValueBox<ReloadBook>,
-        ledger: DatabaseLedger,
-        wakeup: Wakeup
+        ledger: DatabaseLedger
     ) async throws -> (moreWaiting: Bool, nextDue: Timestamp?) {
         let now = clock()
         // Paused apps are read again now and then: new credentials resume them.
@@ -161,11 +165,10 @@ public struct ReloadWorker: Service {
         for app in stale {
             if let delivery = try await ledger.app(app, at: now) { book.withLockedValue { $0.know(app, delivery) } }
         }
-        let (room, shards, paused) = book.withLockedValue {
-            (configuration.maximumInFlight - $0.onTheirWay, $0.sending, $0.paused)
+        let (room, shards, paused, onTheirWay, reading) = book.withLockedValue {
+            (configuration.readAhead - $0.readyCount, $0.sending, $0.paused, $0.pacing, $0.reading)
         }
         guard room > 0, !shards.isEmpty else { return (false, nil) }
-        let (onTheirWay, reading) = book.withLockedValue { ($0.pacing, $0.reading) }
         let work = try await store.takeReloads(
             in: shards,
             pausing: paused,
@@ -179,7 +182,6 @@ public struct ReloadWorker: Service {
             let number = book.withLockedValue { $0.read(page) }
             taken += page.sends.map { ($0, number) }
         }
-        var pushes: [(send: ReloadSend, request: APNsRequest, credentials: APNsCredentials)] = []
         for (send, page) in taken {
             var app = book.withLockedValue { $0.apps[send.slot.app] }
             if app == nil || now - app!.readAt >= configuration.appRefresh {
@@ -195,32 +197,41 @@ public struct ReloadWorker: Service {
                 continue
             }
             let bundleID = String(app.topic.dropLast(APNsRequest.topicSuffix.count))
-            book.withLockedValue { $0.sent(send, page: page, at: now) }
-            pushes.append((send, ReloadPush.request(send, bundleID: bundleID, now: now), credentials))
-        }
-        let sending = pushes
-        if !sending.isEmpty {
-            let started = clock()
-            let maximumAttempts = configuration.maximumAttempts
-            client.send(sending.map { ($0.request, $0.credentials) }) { [clock] index, response in
-                let now = clock()
-                let push = sending[index]
-                let first = book.withLockedValue { book in
-                    _ = book.answered(
-                        push.send,
-                        request: push.request,
-                        response: response,
-                        latency: now - started,
-                        at: now,
-                        maximumAttempts: maximumAttempts,
-                        backoff: backoff
-                    )
-                    return book.unrecorded == 1
-                }
-                if first { wakeup.signal() }
-            }
+            let reload = ReadyReload(
+                send: send,
+                request: ReloadPush.request(send, bundleID: bundleID, now: now),
+                credentials: credentials
+            )
+            book.withLockedValue { $0.take(reload, page: page, at: now) }
         }
         return (work.moreWaiting, work.nextDue)
+    }
+
+    /// Puts the reloads taken on the wire, as many as it has room for. An answer wakes the loop
+    /// when it is the first to record, or when it leaves half the wire free.
+    private func sendReady(_ book: NIOLockedValueBox<ReloadBook>, wakeup: Wakeup) {
+        let maximumInFlight = configuration.maximumInFlight
+        let sending = book.withLockedValue { $0.takeReady(limit: maximumInFlight - $0.onTheirWay) }
+        guard !sending.isEmpty else { return }
+        let started = clock()
+        let maximumAttempts = configuration.maximumAttempts
+        client.send(sending.map { ($0.request, $0.credentials) }) { [clock] index, response in
+            let now = clock()
+            let reload = sending[index]
+            let wake = book.withLockedValue { book in
+                _ = book.answered(
+                    reload.send,
+                    request: reload.request,
+                    response: response,
+                    latency: now - started,
+                    at: now,
+                    maximumAttempts: maximumAttempts,
+                    backoff: backoff
+                )
+                return book.unrecorded == 1 || book.onTheirWay == maximumInFlight / 2
+            }
+            if wake { wakeup.signal() }
+        }
     }
 
     /// Records what was answered (and held); on failure it is kept for the next try.
