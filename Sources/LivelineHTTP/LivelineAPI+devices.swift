@@ -121,7 +121,7 @@ extension LivelineAPI {
 
     /// A name the app's code gives (an activity type, a widget or control kind, a family): any
     /// characters but NUL, at least one and at most `maximum`.
-    static func name(_ name: String, maximum: Int, field: String) throws -> String {
+    static func name(_ name: String, maximum: Int, field: String) throws(Problem) -> String {
         guard (1...maximum).contains(name.unicodeScalars.count), !name.unicodeScalars.contains("\u{0}") else {
             throw Problem.invalidRequest("\(field) must be 1–\(maximum) characters.", field: field)
         }

@@ -15,7 +15,7 @@ extension Problem {
             case .pushBudgetExhausted, .pushToStartBudgetExhausted: .tooManyRequests
             case .activityExists, .activityEnded, .activityDismissed, .outdatedUpdate, .targetMaximumExceeded,
                 .globalMaximumExceeded, .deviceMaximumExceeded, .invalidTransition, .notDue, .pushToStartTokenMissing,
-                .channelNotFound:
+                .channelNotFound, .widgetReloadWithoutDevice:
                 .conflict
             }
         var headers: HTTPFields = [:]

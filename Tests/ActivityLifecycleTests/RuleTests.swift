@@ -621,3 +621,34 @@ struct BroadcastChannelRuleTests {
         #expect(policy.apnsValue == (policy == .none ? 0 : 1))
     }
 }
+
+@Suite("Widget reloads asked by an update or end: kept in the event, for an activity that names its device")
+struct WidgetReloadRuleTests {
+    @Test("an update and an end that ask for a widget reload keep the ask in their events")
+    func kept() throws {
+        var timeline = Timeline()
+        try timeline.send(Make.request(deviceID: DeviceID(rawValue: "phone-1")))
+        let reload = WidgetReload(widgetKinds: ["OrderStatus"])
+        try timeline.send(.update(.init(content: content(2), widgetReload: reload)))
+        try timeline.send(.end(.init(widgetReload: WidgetReload())))
+        #expect(timeline.events.map(\.widgetReload) == [nil, reload, WidgetReload()])
+    }
+
+    @Test("without a device there are no widgets to reload: refused widget_reload_without_device; nothing appended")
+    func withoutDevice() throws {
+        var timeline = Timeline()
+        try timeline.send(Make.request())
+        for command: Command in [
+            .update(.init(content: content(2), widgetReload: WidgetReload())),
+            .end(.init(widgetReload: WidgetReload(widgetKinds: ["OrderStatus"]))),
+        ] {
+            let rejection = timeline.rejection(of: command)
+            #expect(rejection == .widgetReloadWithoutDevice && rejection?.code == "widget_reload_without_device")
+            #expect(rejection.map { Rejection(code: $0.code, details: $0.details) } == rejection)
+        }
+        #expect(timeline.events.count == 1)
+        // Without the ask, the same update goes.
+        try timeline.send(Make.update())
+        #expect(timeline.events.count == 2)
+    }
+}

@@ -39,7 +39,16 @@ struct EventDataTests {
                 )
             ),
             ("scheduled", .registerPushToken("80f1a9c3")),
-            ("live", .request(.init(activityType: "delivery", content: ActivityContent(contentState: .empty)))),
+            (
+                "live",
+                .request(
+                    .init(
+                        activityType: "delivery",
+                        content: ActivityContent(contentState: .empty),
+                        deviceID: DeviceID(rawValue: "phone-2")
+                    )
+                )
+            ),
             (
                 "live",
                 .update(
@@ -47,7 +56,8 @@ struct EventDataTests {
                         content: content,
                         alert: Alert(title: "Nearby", body: "Two stops away", sound: "chime.caf"),
                         priority: .high,
-                        timestamp: start
+                        timestamp: start,
+                        widgetReload: WidgetReload(widgetKinds: ["OrderStatus", "Courier"])
                     )
                 )
             ),
@@ -55,7 +65,17 @@ struct EventDataTests {
                 "live",
                 .update(.init(content: ActivityContent(contentState: .empty), alert: Alert(title: "t", body: "b")))
             ),
-            ("live", .end(.init(content: content, dismissal: .after(start + .seconds(600)), timestamp: start))),
+            (
+                "live",
+                .end(
+                    .init(
+                        content: content,
+                        dismissal: .after(start + .seconds(600)),
+                        timestamp: start,
+                        widgetReload: WidgetReload()
+                    )
+                )
+            ),
             ("live", .dismiss(.userRemoved)),
         ]
     }
@@ -150,6 +170,15 @@ struct EventDataTests {
                 (
                     "k", updated, #"{"content": {"contentState": {}}, "priority": 5, "downgraded": "yes"}"#,
                     "data.downgraded is not true or false"
+                ),
+                (
+                    "l", updated,
+                    #"{"content": {"contentState": {}}, "priority": 5, "widgetReload": {"widgetKinds": "A"}}"#,
+                    "data.widgetReload.widgetKinds is not an array of strings"
+                ),
+                (
+                    "m", updated, #"{"content": {"contentState": {}}, "priority": 5, "widgetReload": []}"#,
+                    "data.widgetReload is not an object"
                 ),
                 ("i", "activity.bogus", #"{}"#, "unknown event type activity.bogus"),
                 ("j", "activity.update", #"{}"#, "unknown event type activity.update"),

@@ -282,6 +282,13 @@ struct ActivityOperationTests {
             ).notFound.body.applicationProblemJson
             #expect(body.code == "activity_not_found")
 
+            // widget_reload_without_device (409): a3 names no device
+            body = try await client.updateActivity(
+                path: .init(activityId: "a3"),
+                body: .json(.init(contentState: .empty, widgetReload: .init(widgetKinds: ["Order"])))
+            ).conflict.body.applicationProblemJson
+            #expect(body.code == "widget_reload_without_device")
+
             // activity_ended, then activity_dismissed
             _ = try await client.endActivity(path: .init(activityId: "a1"), body: .json(.init())).ok
             body = try await client.updateActivity(path: a1, body: .json(.init(contentState: .empty)))
@@ -306,7 +313,7 @@ struct ActivityOperationTests {
                 recorded == [
                     "activity_exists", "device_maximum_exceeded", "data_too_large", "target_maximum_exceeded",
                     "push_budget_exhausted", "outdated_update", "invalid_timestamp", "activity_not_found",
-                    "activity_ended", "activity_dismissed", "global_maximum_exceeded",
+                    "activity_ended", "activity_dismissed", "global_maximum_exceeded", "widget_reload_without_device",
                 ]
             )
             // Refusals append nothing: the log still folds to exactly the projection and counts.

@@ -51,11 +51,29 @@ struct WriteRouteTests {
         ("priority", ["5", "10", "7", "5.0", #""5""#, "1e1", "-5", "null"]),
         ("timestamp", [#""2026-11-25T12:00:00Z""#, #""2026-02-30T00:00:00Z""#, "true"]),
         ("extra", ["1"]),
+        (
+            "widgetReload",
+            [
+                "{}", #"{"widgetKinds":["Score","Table"]}"#, #"{"widgetKinds":[]}"#, #"{"widgetKinds":"Score"}"#,
+                #"{"widgetKinds":[""]}"#, "{\"widgetKinds\":[\"\(String(repeating: "k", count: 129))\"]}",
+                #"{"kinds":["Score"]}"#, "[]",
+                #"{"widgetKinds":[1]}"#,
+            ]
+        ),
     ]
+
+    /// The rules of `WidgetKinds` its types do not carry: 1–100 kinds of 1–128 characters, no NUL.
+    static func breaksWidgetKinds(_ kinds: [String]?) -> Bool {
+        guard let kinds else { return false }
+        return !(1...100).contains(kinds.count)
+            || kinds.contains { !(1...128).contains($0.unicodeScalars.count) || $0.unicodeScalars.contains("\u{0}") }
+    }
 
     /// An end's members beyond those it shares with an update.
     static let endCandidates: [(key: String, values: [String])] =
-        candidates.filter { ["contentState", "staleDate", "relevanceScore", "timestamp", "extra"].contains($0.key) } + [
+        candidates.filter {
+            ["contentState", "staleDate", "relevanceScore", "timestamp", "extra", "widgetReload"].contains($0.key)
+        } + [
             (
                 "dismissal",
                 [
@@ -140,18 +158,25 @@ struct WriteRouteTests {
     @Test("an update is read as the document reads it, and refused where it refuses it, naming the field")
     func updates() async {
         await propertyCheck(count: 2_000, input: Self.bodies(of: Self.candidates)) { body in
-            Self.holdToDocument(body, read: Command.Update.init(body:), document: DocumentUpdate.self) { update in
-                Command.Update(
-                    content: ActivityContent(
-                        contentState: update.contentState,
-                        staleDate: update.staleDate,
-                        relevanceScore: update.relevanceScore
-                    ),
-                    alert: update.alert.map { Alert(title: $0.title, body: $0.body, sound: $0.sound) },
-                    priority: update.priority,
-                    timestamp: update.timestamp
-                )
-            }
+            Self.holdToDocument(
+                body,
+                read: Command.Update.init(body:),
+                document: DocumentUpdate.self,
+                meaning: { update in
+                    Command.Update(
+                        content: ActivityContent(
+                            contentState: update.contentState,
+                            staleDate: update.staleDate,
+                            relevanceScore: update.relevanceScore
+                        ),
+                        alert: update.alert.map { Alert(title: $0.title, body: $0.body, sound: $0.sound) },
+                        priority: update.priority,
+                        timestamp: update.timestamp,
+                        widgetReload: update.widgetReload.map { WidgetReload(widgetKinds: $0.widgetKinds) }
+                    )
+                },
+                breaksRule: { Self.breaksWidgetKinds($0.widgetReload?.widgetKinds) }
+            )
         }
     }
 
@@ -178,11 +203,15 @@ struct WriteRouteTests {
                             )
                         },
                         dismissal: dismissal,
-                        timestamp: end.timestamp
+                        timestamp: end.timestamp,
+                        widgetReload: end.widgetReload.map { WidgetReload(widgetKinds: $0.widgetKinds) }
                     )
                 },
                 // dependentRequired: staleDate and relevanceScore need contentState.
-                breaksRule: { $0.contentState == nil && ($0.staleDate != nil || $0.relevanceScore != nil) }
+                breaksRule: {
+                    ($0.contentState == nil && ($0.staleDate != nil || $0.relevanceScore != nil))
+                        || Self.breaksWidgetKinds($0.widgetReload?.widgetKinds)
+                }
             )
         }
     }

@@ -66,17 +66,20 @@ public enum Command: Hashable, Sendable {
         /// `nil` means 10, downgraded to 5 when the update budget is spent.
         public var priority: Priority?
         public var timestamp: Timestamp?
+        public var widgetReload: WidgetReload?
 
         public init(
             content: ActivityContent,
             alert: Alert? = nil,
             priority: Priority? = nil,
-            timestamp: Timestamp? = nil
+            timestamp: Timestamp? = nil,
+            widgetReload: WidgetReload? = nil
         ) {
             self.content = content
             self.alert = alert
             self.priority = priority
             self.timestamp = timestamp
+            self.widgetReload = widgetReload
         }
     }
 
@@ -86,17 +89,20 @@ public enum Command: Hashable, Sendable {
         public var dismissal: DismissalPolicy
         public var reason: EndReason
         public var timestamp: Timestamp?
+        public var widgetReload: WidgetReload?
 
         public init(
             content: ActivityContent? = nil,
             dismissal: DismissalPolicy = .default,
             reason: EndReason = .app,
-            timestamp: Timestamp? = nil
+            timestamp: Timestamp? = nil,
+            widgetReload: WidgetReload? = nil
         ) {
             self.content = content
             self.dismissal = dismissal
             self.reason = reason
             self.timestamp = timestamp
+            self.widgetReload = widgetReload
         }
     }
 

@@ -121,6 +121,7 @@ extension Lifecycle {
             throw .outdatedUpdate(timestamp: timestamp, lastTimestamp: last)
         }
         try checkSize(attributes: activity.attributes, content: update.content)
+        try checkWidgetReload(update.widgetReload, of: activity)
 
         var priority = update.priority ?? .high
         var downgraded = false
@@ -143,7 +144,8 @@ extension Lifecycle {
                 alert: update.alert,
                 priority: priority,
                 downgraded: downgraded,
-                timestamp: update.timestamp
+                timestamp: update.timestamp,
+                widgetReload: update.widgetReload
             )
         )
     }
@@ -165,6 +167,7 @@ extension Lifecycle {
             if let content = end.content {
                 try checkSize(attributes: activity.attributes, content: content)
             }
+            try checkWidgetReload(end.widgetReload, of: activity)
         case .lifetimeExceeded:
             guard activity.state != .pending else {
                 throw .invalidTransition(command: "end (lifetime)", state: activity.state)
@@ -179,7 +182,8 @@ extension Lifecycle {
                 content: end.content,
                 dismissalPolicy: end.dismissal.name,
                 dismissalDate: dismissalDate(for: end.dismissal, of: activity, endingAt: now),
-                timestamp: end.timestamp
+                timestamp: end.timestamp,
+                widgetReload: end.widgetReload
             )
         )
     }
@@ -222,6 +226,12 @@ extension Lifecycle {
     }
 
     // MARK: Checks
+
+    /// A widget reload goes to the activity's device, which it must name.
+    private func checkWidgetReload(_ reload: WidgetReload?, of activity: Activity) throws(Rejection) {
+        guard reload != nil, activity.deviceID == nil else { return }
+        throw .widgetReloadWithoutDevice
+    }
 
     /// A device takes at most the app's push-to-start budget of remote starts in any rolling
     /// hour; the next one may come when the oldest of those leaves the hour.

@@ -5,7 +5,7 @@ extension Rejection {
     /// Stored with rejections and idempotency outcomes, and shown in problem responses.
     public var details: [String: JSONValue] {
         switch self {
-        case .activityNotFound, .activityExists, .activityDismissed:
+        case .activityNotFound, .activityExists, .activityDismissed, .widgetReloadWithoutDevice:
             [:]
         case .dataTooLarge(let size, let limit):
             ["size": .number(JSONNumber(size)), "limit": .number(JSONNumber(limit))]
@@ -59,6 +59,7 @@ extension Rejection {
         case "activity_not_found": self = .activityNotFound
         case "activity_exists": self = .activityExists
         case "activity_dismissed": self = .activityDismissed
+        case "widget_reload_without_device": self = .widgetReloadWithoutDevice
         case "data_too_large":
             guard let size = int("size"), let limit = int("limit") else { return nil }
             self = .dataTooLarge(size: size, limit: limit)

@@ -34,6 +34,8 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
     case pushToStartBudgetExhausted(deviceID: DeviceID?, budget: Int, retryAfter: Duration)
     /// A request on a channel the app does not have (never created, or deleted).
     case channelNotFound(channelID: String)
+    /// An update or end asked for a widget reload of an activity that names no device.
+    case widgetReloadWithoutDevice
 
     /// The stable machine-readable code.
     public var code: String {
@@ -54,6 +56,7 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .pushToStartTokenMissing: "push_to_start_token_missing"
         case .pushToStartBudgetExhausted: "push_to_start_budget_exhausted"
         case .channelNotFound: "channel_not_found"
+        case .widgetReloadWithoutDevice: "widget_reload_without_device"
         }
     }
 
@@ -96,6 +99,9 @@ public enum Rejection: Error, Hashable, Sendable, CustomStringConvertible {
         case .channelNotFound(let channelID):
             "The app has no channel \(channelID): create one (POST /v1/admin/apps/{appId}/channels) and use the id "
                 + "APNs gave it."
+        case .widgetReloadWithoutDevice:
+            "The activity names no device, so there are no widgets to reload: request activities with their deviceId "
+                + "to have their updates reload the device's widgets, or reload them with POST /v1/reloads."
         }
     }
 }

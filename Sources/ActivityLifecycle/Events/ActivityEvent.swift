@@ -19,6 +19,15 @@ public struct ActivityEvent: Hashable, Sendable {
 
     /// The event type stored in the log (`activity.requested`, …).
     public var type: EventType { payload.type }
+
+    /// The widget reload the event asks of the activity's device, if any.
+    public var widgetReload: WidgetReload? {
+        switch payload {
+        case .updated(let updated): updated.widgetReload
+        case .ended(let ended): ended.widgetReload
+        default: nil
+        }
+    }
 }
 
 /// The event types of the log. Their names are a public interface for dashboards.
@@ -90,19 +99,23 @@ public enum EventPayload: Hashable, Sendable {
         /// Sent without an explicit priority when the budget was spent: lowered from 10 to 5.
         public var downgraded: Bool
         public var timestamp: Timestamp?
+        /// The device's widgets are reloaded once the push is settled.
+        public var widgetReload: WidgetReload?
 
         public init(
             content: ActivityContent,
             alert: Alert?,
             priority: Priority,
             downgraded: Bool,
-            timestamp: Timestamp?
+            timestamp: Timestamp?,
+            widgetReload: WidgetReload? = nil
         ) {
             self.content = content
             self.alert = alert
             self.priority = priority
             self.downgraded = downgraded
             self.timestamp = timestamp
+            self.widgetReload = widgetReload
         }
     }
 
@@ -116,19 +129,23 @@ public enum EventPayload: Hashable, Sendable {
         /// When it will be dismissed: the end itself for `immediate`, else the clamped date.
         public var dismissalDate: Timestamp
         public var timestamp: Timestamp?
+        /// The device's widgets are reloaded once the push is settled.
+        public var widgetReload: WidgetReload?
 
         public init(
             reason: EndReason,
             content: ActivityContent?,
             dismissalPolicy: DismissalPolicyName,
             dismissalDate: Timestamp,
-            timestamp: Timestamp?
+            timestamp: Timestamp?,
+            widgetReload: WidgetReload? = nil
         ) {
             self.reason = reason
             self.content = content
             self.dismissalPolicy = dismissalPolicy
             self.dismissalDate = dismissalDate
             self.timestamp = timestamp
+            self.widgetReload = widgetReload
         }
     }
 

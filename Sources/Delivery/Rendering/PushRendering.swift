@@ -10,6 +10,11 @@ public enum PushRendering: Hashable, Sendable {
     /// The event asks for a push that cannot be sent as it is.
     case undeliverable(Undeliverable)
 
+    /// The request to send, if there is one.
+    public var request: APNsRequest? {
+        if case .push(let request) = self { request } else { nil }
+    }
+
     /// Why an event sends nothing.
     public enum Silence: String, Hashable, Sendable {
         /// The app started the activity on the device (`activity.requested`, `activity.started`):

@@ -1,4 +1,5 @@
 import CanonicalJSON
+import EventStore
 
 /// The pushes of one activity on their way: at most one on the wire (so they reach APNs in
 /// order), and at most one waiting — the newest, because content is state, not a delta: a newer
@@ -21,6 +22,8 @@ struct ActivityLane {
         /// Held while its app was suspended, and offered again: its hold, not the shard's
         /// cursor, keeps it until it is settled.
         var resumesHold = false
+        /// The widget reload its event asked for, requested once the push is settled.
+        var reload: ActivityReload? = nil
     }
 
     private(set) var onTheWire: Push?

@@ -14,6 +14,8 @@ extension DeliveryBook {
         let credentials: APNsCredentials
         /// 1 for the first attempt.
         let attempt: Int
+        /// The widget reload its event asked for, requested once the push is settled.
+        let reload: ActivityReload?
 
         init(_ push: ActivityLane.Push, of stream: StreamID, credentials: APNsCredentials) {
             self.stream = stream
@@ -24,6 +26,7 @@ extension DeliveryBook {
             committedAt = push.committedAt
             self.credentials = credentials
             attempt = push.attempts + 1
+            reload = push.reload
         }
     }
 
@@ -34,8 +37,12 @@ extension DeliveryBook {
         var suspensions: [Suspension] = []
         /// In the order they were decided: the last change of a row is the one that holds.
         var holds: [HoldChange] = []
+        /// Widget reloads asked by events whose delivery is settled.
+        var reloads: [ActivityReload] = []
 
-        var isEmpty: Bool { records.isEmpty && invalidations.isEmpty && suspensions.isEmpty && holds.isEmpty }
+        var isEmpty: Bool {
+            records.isEmpty && invalidations.isEmpty && suspensions.isEmpty && holds.isEmpty && reloads.isEmpty
+        }
 
         /// These outcomes, then `later`'s.
         func followed(by later: Pending) -> Pending {
@@ -43,7 +50,8 @@ extension DeliveryBook {
                 records: records + later.records,
                 invalidations: invalidations + later.invalidations,
                 suspensions: suspensions + later.suspensions,
-                holds: holds + later.holds
+                holds: holds + later.holds,
+                reloads: reloads + later.reloads
             )
         }
 
@@ -61,7 +69,8 @@ extension DeliveryBook {
                 invalidations: invalidations,
                 suspensions: suspensions,
                 held: held,
-                released: released
+                released: released,
+                reloads: reloads
             )
         }
     }

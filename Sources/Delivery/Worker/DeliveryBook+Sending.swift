@@ -130,6 +130,7 @@ extension DeliveryBook {
             at: now
         )
         pending.records.append(finished)
+        if outcome.isFinal, let reload = send.reload { pending.reloads.append(reload) }
         let onTheWire = lanes[send.stream]?.onTheWire
         if let retryAt {
             nextRetry = min(nextRetry ?? retryAt, retryAt)

@@ -163,7 +163,22 @@ struct DeliveryBook {
         resumed: Bool = false,
         at now: Timestamp
     ) {
-        switch renderer.render(stored, leaving: state, topic: topic) {
+        let reload = stored.event.widgetReload.flatMap { asked in
+            state.activity.deviceID.map {
+                ActivityReload(
+                    stream: stored.stream,
+                    version: stored.event.version,
+                    device: $0,
+                    widgetKinds: asked.widgetKinds
+                )
+            }
+        }
+        let rendered = renderer.render(stored, leaving: state, topic: topic)
+        if rendered.request == nil, let reload {
+            // Nothing goes to the activity: its device's reload is asked at once.
+            pending.reloads.append(reload)
+        }
+        switch rendered {
         case .silent:
             if resumed { release(stored.stream, stored.position) }
         case .awaitingToken:
@@ -184,7 +199,8 @@ struct DeliveryBook {
                 tokenPosition: request.deviceToken != nil && !request.startsActivity ? state.tokenPosition : nil,
                 committedAt: stored.recordedAt,
                 notBefore: now,
-                resumesHold: resumed
+                resumesHold: resumed,
+                reload: reload
             )
             let superseded =
                 resumed
@@ -316,6 +332,7 @@ struct DeliveryBook {
         at now: Timestamp
     ) {
         pending.records.append(DeliveryRecord(deciding: outcome, about: push, of: stream, reason: reason, at: now))
+        if outcome.isFinal, let reload = push.reload { pending.reloads.append(reload) }
         settleHold(of: push, of: stream, outcome: outcome)
     }
 }

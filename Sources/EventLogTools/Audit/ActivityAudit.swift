@@ -13,8 +13,8 @@ public struct ActivityAudit: Sendable {
 }
 
 extension EventStore {
-    /// The activity's timeline: each event with its pushes, its tokens and their deaths, and its
-    /// refused commands, at most `limit` pushes and refusals (the newest).
+    /// The activity's timeline: each event with its pushes, its tokens and their deaths, the
+    /// widget reloads it asked for, and its refused commands, at most `limit` pushes and refusals (the newest).
     ///
     /// Once its partition of the log was retired, its events are read from the newest archive
     /// in `folder` that holds them, and the rest from the live tables and the archives of their
@@ -38,6 +38,7 @@ extension EventStore {
                 rejections: rejections,
                 deliveries: try await deliveries(of: stream, limit: limit),
                 lineage: try await tokenLineage(of: stream),
+                reloads: try await reloads(askedBy: stream),
                 lifecycle: lifecycle
             )
             return ActivityAudit(entries: entries, archive: nil)
@@ -61,6 +62,7 @@ extension EventStore {
                     .sorted { $0.attemptedAt < $1.attemptedAt }.suffix(limit)
             ),
             lineage: TokenLineage(events: archivedEvents, deaths: deaths),
+            reloads: try await reloads(askedBy: stream),
             lifecycle: lifecycle
         )
         return ActivityAudit(entries: entries, archive: archived.manifest)

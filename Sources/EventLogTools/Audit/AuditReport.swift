@@ -28,7 +28,11 @@ public enum AuditReport {
                         + "dead since \(dead.invalidSince)",
                 ]
             }
-            return [event] + pushes + (death.map { [$0] } ?? [])
+            // The widget reload it asked for, once its push was settled.
+            let reload = entry.reload.map { reload in
+                ["", "", reload.requestedAt.description, "  widget reload", "liveline", "", reload.summary]
+            }
+            return [event] + pushes + (death.map { [$0] } ?? []) + (reload.map { [$0] } ?? [])
         }
         let widths = header.indices.map { column in
             ([header] + rows).map { $0[column].count }.max() ?? 0

@@ -29,6 +29,8 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
     /// The token the event brought (a remote start's push-to-start token, a push token), and
     /// whether APNs declared it dead.
     public let token: AuditToken?
+    /// The widget reload the event asked for, once its push was settled.
+    public let reload: AuditReload?
 
     public init(
         position: Int64?,
@@ -43,7 +45,8 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
         data: JSONObject,
         problem: String?,
         deliveries: [AuditDelivery] = [],
-        token: AuditToken? = nil
+        token: AuditToken? = nil,
+        reload: AuditReload? = nil
     ) {
         self.position = position
         self.version = version
@@ -58,6 +61,34 @@ public struct AuditEntry: Hashable, Sendable, Encodable {
         self.problem = problem
         self.deliveries = deliveries
         self.token = token
+        self.reload = reload
+    }
+}
+
+/// The widget reload an event asked of the activity's device: its request, and where its devices
+/// stand.
+public struct AuditReload: Hashable, Sendable, Encodable {
+    public let reloadId: Int64
+    public let requestedAt: Timestamp
+    public let widgetKinds: [String]?
+    public let targets: Int
+    /// Devices by their latest outcome.
+    public let devices: [String: Int]
+
+    init(_ status: ReloadStatus) {
+        reloadId = status.reload.id
+        requestedAt = status.reload.requestedAt
+        widgetKinds = status.reload.target.widgetKinds
+        targets = status.reload.targets
+        devices = status.devices
+    }
+
+    /// `reload 42 to 1 device: delivered 1`.
+    var summary: String {
+        let outcomes = devices.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        return "reload \(reloadId) to \(targets) device\(targets == 1 ? "" : "s")"
+            + (widgetKinds.map { " (widgets \($0.joined(separator: ", ")))" } ?? "")
+            + (outcomes.isEmpty ? "" : ": \(outcomes)")
     }
 }
 
@@ -129,13 +160,19 @@ public enum AuditTimeline {
     /// - Parameters:
     ///   - deliveries: the activity's deliveries (any order); each shows under its event.
     ///   - lineage: its tokens; each shows on the event that brought it.
+    ///   - reloads: the widget reloads its events asked for; each shows on its event.
     public static func build(
         events: [StoredEvent],
         rejections: [RecordedRejection],
         deliveries: [DeliveryRecord] = [],
         lineage: TokenLineage? = nil,
+        reloads: [ReloadStatus] = [],
         lifecycle: Lifecycle
     ) -> [AuditEntry] {
+        let asked = Dictionary(reloads.compactMap { status in status.version.map { ($0, AuditReload(status)) } }) {
+            first,
+            _ in first
+        }
         let tokens = Dictionary((lineage?.links ?? []).map { ($0.version, AuditToken($0)) }) { first, _ in first }
         let pushes = Dictionary(grouping: deliveries, by: \.position).mapValues { records in
             records.sorted { ($0.attemptedAt, $0.attempt) < ($1.attemptedAt, $1.attempt) }.map(AuditDelivery.init)
@@ -168,7 +205,8 @@ public enum AuditTimeline {
                     data: stored.data,
                     problem: problem,
                     deliveries: pushes[stored.position] ?? [],
-                    token: tokens[stored.event.version]
+                    token: tokens[stored.event.version],
+                    reload: asked[stored.event.version]
                 )
             )
         }
@@ -210,6 +248,7 @@ public enum AuditTimeline {
             return [
                 content(updated.content), updated.alert.map { "alert \"\($0.title)\"" },
                 "priority \(updated.priority.rawValue)" + (updated.downgraded ? " (downgraded: budget spent)" : ""),
+                updated.widgetReload.map(widgetReload),
             ].compactMap { $0 }.joined(separator: ", ")
         case .becameStale:
             return "stale date passed"
@@ -217,12 +256,17 @@ public enum AuditTimeline {
             return [
                 ended.reason.rawValue, ended.content.map(content),
                 "dismissal \(ended.dismissalPolicy.rawValue) at \(ended.dismissalDate)",
+                ended.widgetReload.map(widgetReload),
             ].compactMap { $0 }.joined(separator: ", ")
         case .dismissed(let dismissed):
             return dismissed.reason.rawValue
         case .pushTokenChanged(let changed):
             return "push token …\(changed.pushToken.suffix(8))"
         }
+    }
+
+    private static func widgetReload(_ reload: WidgetReload) -> String {
+        "widget reload asked" + (reload.widgetKinds.map { " (\($0.joined(separator: ", ")))" } ?? "")
     }
 
     private static func content(_ content: ActivityContent) -> String {

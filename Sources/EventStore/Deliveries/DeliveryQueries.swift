@@ -98,6 +98,15 @@ enum DeliveryQueries {
                     """
                 )
             }
+            // Asked once per event: a worker that settles it again is answered with the first request.
+            for reload in writes.reloads {
+                _ = try ReloadQueries.request(
+                    reload.target,
+                    for: reload.stream.app,
+                    from: .activity(reload.stream, version: reload.version),
+                    connection
+                )
+            }
             if !cursors.isEmpty {
                 try moveCursors(cursors, of: worker, releasing: false, connection)
             }

@@ -103,19 +103,23 @@ public struct DeliveryWrites: Sendable {
     public var suspensions: [Suspension]
     public var held: [Hold]
     public var released: [HoldKey]
+    /// Widget reloads the settled events asked for.
+    public var reloads: [ActivityReload]
 
     public init(
         records: [DeliveryRecord],
         invalidations: [TokenInvalidation],
         suspensions: [Suspension],
         held: [Hold],
-        released: [HoldKey]
+        released: [HoldKey],
+        reloads: [ActivityReload] = []
     ) {
         self.records = records
         self.invalidations = invalidations
         self.suspensions = suspensions
         self.held = held
         self.released = released
+        self.reloads = reloads
     }
 }
 

@@ -20,6 +20,11 @@ extension EventStore {
     public func reloadStatus(_ id: Int64, of app: AppID) async throws -> ReloadStatus? {
         try await withConnection { try ReloadQueries.status(of: id, app: app, $0) }
     }
+
+    /// The widget reloads the activity's updates and ends asked for, in event order.
+    public func reloads(askedBy stream: StreamID) async throws -> [ReloadStatus] {
+        try await withConnection { try ReloadQueries.asked(by: stream, $0) }
+    }
 }
 
 /// What the reload workers read and write: the shards they hold under leases, the reloads to

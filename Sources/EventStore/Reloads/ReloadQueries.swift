@@ -139,4 +139,15 @@ enum ReloadQueries {
             devices: devices
         )
     }
+
+    /// The requests an activity's events asked for, in event order, each with its progress.
+    static func asked(by stream: StreamID, _ connection: Connection) throws -> [ReloadStatus] {
+        try connection.query(
+            """
+            SELECT id FROM reload_requests
+            WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
+            ORDER BY version
+            """
+        ).compactMap { row in try status(of: try row.decode("id"), app: stream.app, connection) }
+    }
 }

@@ -32,6 +32,26 @@ public enum ReloadSource: Hashable, Sendable {
     case activity(StreamID, version: Int)
 }
 
+/// A widget reload an activity's event asked of its device (`widgetReload` of an update or end):
+/// requested by the delivery worker, as a request of its own, once the event's Live Activity push
+/// is settled — in the transaction that records the settling, once per event.
+public struct ActivityReload: Hashable, Sendable {
+    public let stream: StreamID
+    public let version: Int
+    public let device: DeviceID
+    public let widgetKinds: [String]?
+
+    public init(stream: StreamID, version: Int, device: DeviceID, widgetKinds: [String]?) {
+        self.stream = stream
+        self.version = version
+        self.device = device
+        self.widgetKinds = widgetKinds
+    }
+
+    /// The request it makes: the device's widgets (of those kinds).
+    public var target: ReloadTarget { ReloadTarget(kind: .widgets, widgetKinds: widgetKinds, devices: [device]) }
+}
+
 /// A reload request, accepted: its id, and how many devices it targeted then.
 public struct AcceptedReload: Hashable, Sendable {
     public let id: Int64

@@ -49,12 +49,14 @@ enum EventData {
             // Present only when the budget lowered the priority, as the other optional members.
             data.add("downgraded", updated.downgraded ? .bool(true) : nil)
             data.add("timestamp", updated.timestamp.map(time))
+            data.add("widgetReload", updated.widgetReload.map(widgetReload))
         case .ended(let ended):
             data.add("reason", .string(ended.reason.rawValue))
             data.add("content", ended.content.map(content))
             data.add("dismissalPolicy", .string(ended.dismissalPolicy.rawValue))
             data.add("dismissalDate", time(ended.dismissalDate))
             data.add("timestamp", ended.timestamp.map(time))
+            data.add("widgetReload", ended.widgetReload.map(widgetReload))
         case .dismissed(let dismissed):
             data.add("reason", .string(dismissed.reason.rawValue))
         case .pushTokenChanged(let changed):
@@ -80,6 +82,13 @@ enum EventData {
     }
 
     private static func time(_ timestamp: Timestamp) -> JSONValue { .string(timestamp.description) }
+
+    /// `{"widgetKinds": […]}`, or `{}` for every widget.
+    private static func widgetReload(_ reload: WidgetReload) -> JSONObjectWriter {
+        var members = JSONObjectWriter()
+        members.add("widgetKinds", reload.widgetKinds.map { .array($0.map(JSONValue.string)) })
+        return members
+    }
 
     static func decode(type: EventType, data: JSONB) throws -> EventPayload {
         do {
@@ -133,7 +142,8 @@ enum EventData {
                     alert: try data["alert"].ifPresent { try alert($0.object()) },
                     priority: try data["priority"].oneOf(Priority.self),
                     downgraded: try data["downgraded"].ifPresent { try $0.bool() } ?? false,
-                    timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
+                    timestamp: try data["timestamp"].ifPresent { try $0.timestamp() },
+                    widgetReload: try data["widgetReload"].ifPresent { try widgetReload($0.object()) }
                 )
             )
         case .becameStale:
@@ -145,7 +155,8 @@ enum EventData {
                     content: try data["content"].ifPresent { try content($0.object()) },
                     dismissalPolicy: try data["dismissalPolicy"].oneOf(DismissalPolicyName.self),
                     dismissalDate: try data["dismissalDate"].timestamp(),
-                    timestamp: try data["timestamp"].ifPresent { try $0.timestamp() }
+                    timestamp: try data["timestamp"].ifPresent { try $0.timestamp() },
+                    widgetReload: try data["widgetReload"].ifPresent { try widgetReload($0.object()) }
                 )
             )
         case .dismissed:
@@ -153,6 +164,10 @@ enum EventData {
         case .pushTokenChanged:
             return .pushTokenChanged(EventPayload.PushTokenChanged(pushToken: try data["pushToken"].string()))
         }
+    }
+
+    private static func widgetReload(_ reload: DataObject) throws -> WidgetReload {
+        WidgetReload(widgetKinds: try reload["widgetKinds"].ifPresent { try $0.strings() })
     }
 
     private static func alert(_ alert: DataObject) throws -> Alert {
@@ -231,6 +246,14 @@ struct DataMember {
     func string() throws -> String {
         guard case .string(let string) = try parsed() else { throw wrong("a string") }
         return string
+    }
+
+    func strings() throws -> [String] {
+        guard case .array(let values) = try parsed() else { throw wrong("an array of strings") }
+        return try values.map { value in
+            guard case .string(let string) = value else { throw wrong("an array of strings") }
+            return string
+        }
     }
 
     func number() throws -> Double {

@@ -92,7 +92,9 @@ struct ActivityRequestBody {
 }
 
 extension Command.Update {
-    static let members: Set<String> = ["contentState", "staleDate", "relevanceScore", "alert", "priority", "timestamp"]
+    static let members: Set<String> = [
+        "contentState", "staleDate", "relevanceScore", "alert", "priority", "timestamp", "widgetReload",
+    ]
 
     init(body bytes: [UInt8]) throws(Problem) {
         let body = try BodyObject(body: bytes, known: Self.members)
@@ -100,13 +102,16 @@ extension Command.Update {
             content: try ActivityContent(body, contentState: body.required("contentState", body.object)),
             alert: try Alert(body, "alert"),
             priority: try Priority(body, "priority"),
-            timestamp: try body.timestamp("timestamp")
+            timestamp: try body.timestamp("timestamp"),
+            widgetReload: try WidgetReload(body)
         )
     }
 }
 
 extension Command.End {
-    static let members: Set<String> = ["contentState", "staleDate", "relevanceScore", "dismissal", "timestamp"]
+    static let members: Set<String> = [
+        "contentState", "staleDate", "relevanceScore", "dismissal", "timestamp", "widgetReload",
+    ]
 
     init(body bytes: [UInt8]) throws(Problem) {
         let body = try BodyObject(body: bytes, known: Self.members)
@@ -122,7 +127,12 @@ extension Command.End {
             }
             content = nil
         }
-        self.init(content: content, dismissal: try DismissalPolicy(body), timestamp: try body.timestamp("timestamp"))
+        self.init(
+            content: content,
+            dismissal: try DismissalPolicy(body),
+            timestamp: try body.timestamp("timestamp"),
+            widgetReload: try WidgetReload(body)
+        )
     }
 }
 
@@ -153,6 +163,23 @@ extension Alert {
             body: try alert.required("body", alert.string),
             sound: try alert.string("sound")
         )
+    }
+}
+
+extension WidgetReload {
+    /// An update's or end's `widgetReload`: `{}` for every widget of the activity's device, or
+    /// `{"widgetKinds": […]}` for the devices that listed a widget of one of those kinds.
+    fileprivate init?(_ body: BodyObject) throws(Problem) {
+        guard let reload = try body.nested("widgetReload", known: ["widgetKinds"]) else { return nil }
+        guard let kinds = try reload.strings("widgetKinds") else {
+            self.init()
+            return
+        }
+        guard (1...100).contains(kinds.count) else { throw reload.mistyped("widgetKinds", "1–100 widget kinds") }
+        for (index, kind) in kinds.enumerated() {
+            _ = try LivelineAPI.name(kind, maximum: 128, field: "\(reload.field("widgetKinds"))/\(index)")
+        }
+        self.init(widgetKinds: kinds)
     }
 }
 

@@ -68,6 +68,19 @@ struct BodyObject {
         return text
     }
 
+    func strings(_ key: String) throws(Problem) -> [String]? {
+        guard let range = members[key] else { return nil }
+        guard case .array(let values) = try? JSONParser.parse(bytes, in: range) else {
+            throw mistyped(key, "an array of strings")
+        }
+        var strings: [String] = []
+        for value in values {
+            guard case .string(let text) = value else { throw mistyped(key, "an array of strings") }
+            strings.append(text)
+        }
+        return strings
+    }
+
     /// A string that is one of `Value`'s raw values (an identifier, an enumeration);
     /// `requirement` says which strings those are.
     func value<Value: RawRepresentable>(_ key: String, _ requirement: String) throws(Problem) -> Value?
