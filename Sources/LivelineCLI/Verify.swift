@@ -10,7 +10,7 @@ import LogArchive
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Check the whole log: every stream folds strictly (versions, transitions, sizes, time), no deadline is overdue, no opening exceeded a cap.",
+            "Check the whole log: every stream folds strictly (versions, transitions, sizes, time), no deadline is overdue, no opening exceeded a cap; widget and control tokens agree with their changes.",
         discussion: """
             With --archive, the archives of retired partitions are checked too (each against its \
             manifest and the database's record, every archived stream folded), and the caps are \
@@ -52,6 +52,13 @@ struct Verify: AsyncParsableCommand {
                 for finding in summary.findings { print(finding) }
                 if let archive = summary.archive { print(archiveLines(archive)) }
                 print(capsLine(summary.caps))
+                for problem in summary.reloads.problems { print("reloads: \(problem)") }
+                print(
+                    "reloads: \(counted(summary.reloads.slots, "widget or control token")) as their changes have them, "
+                        + "\(counted(summary.reloads.outcomes, "outcome")) of "
+                        + "\(counted(summary.reloads.requests, "request")): "
+                        + counted(summary.reloads.problems.count, "problem")
+                )
                 print(
                     "\(counted(summary.events, "event")) in \(counted(summary.streams, "stream")): "
                         + counted(summary.findings.count, "finding")

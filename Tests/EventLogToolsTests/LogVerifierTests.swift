@@ -33,7 +33,30 @@ struct LogVerifierTests {
                 #expect(summary.findings.isEmpty)
                 #expect(summary.streams == 6)
                 #expect(summary.events == 8 + 5 * 3)
+                #expect(summary.isClean)
             }
+        }
+    }
+
+    @Test("a widget token slot out of line with its changes makes the log unclean, though every stream folds")
+    func reloadTokens() async throws {
+        try await Fixture.withStore { store, pool in
+            try await Fixture.recordKnownLife(store)
+            let slot = ReloadTokenSlot(app: Fixture.app, device: DeviceID(rawValue: "phone-1")!, kind: .widgets)
+            _ = try await store.registerReloadToken(
+                "ab01",
+                widgets: [WidgetInfo(kind: "Score", family: "systemSmall")],
+                for: slot
+            )
+            let verifier = LogVerifier(store: store, now: Fixture.start + .seconds(60))
+            var summary = try await verifier.verify()
+            #expect(summary.isClean && summary.reloads.slots == 1)
+            try await pool.withConnection { connection in
+                try connection.execute("UPDATE reload_tokens SET token = 'ffff'")
+            }
+            summary = try await verifier.verify()
+            #expect(summary.findings.isEmpty && !summary.isClean)
+            #expect(summary.reloads.problems.count == 1)
         }
     }
 

@@ -375,4 +375,60 @@ struct ReloadFanOutTests {
             #expect(try await store.reloadStatus(asked.id, of: AppID(rawValue: "com.example.other")!) == nil)
         }
     }
+
+    @Test(
+        "verify's check: the slots agree with their changes through registrations, removals and deaths; a slot or outcome out of line is found"
+    )
+    func checked() async throws {
+        let fixture = try await StoreFixture.make()
+        try await fixture.withStore { store in
+            try await Self.registerWidgets(4, fixture, store)
+            let slot = ReloadTokenSlot(app: fixture.app, device: Self.device(0), kind: .widgets)
+            _ = try await store.removeReloadToken(
+                of: ReloadTokenSlot(app: fixture.app, device: Self.device(1), kind: .widgets)
+            )
+            let request = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
+            let sends = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now).sends
+            // Device 0 registers a new token before APNs' answer declares the old one dead: it keeps the new one.
+            _ = try await store.registerReloadToken("abcd", widgets: [Self.widget], for: slot)
+            let dead = try #require(sends.first { $0.slot == slot })
+            let other = try #require(sends.first { $0.slot.device == Self.device(2) })
+            try await store.recordReloads([
+                ReloadOutcome(
+                    send: dead,
+                    kind: .tokenInvalidated,
+                    status: 410,
+                    reason: "Unregistered",
+                    attemptedAt: fixture.now,
+                    invalidSince: Timestamp.now() - .seconds(3600)
+                ),
+                ReloadOutcome(
+                    send: other,
+                    kind: .tokenInvalidated,
+                    status: 410,
+                    reason: "Unregistered",
+                    attemptedAt: fixture.now,
+                    invalidSince: Timestamp.now() + .seconds(60)
+                ),
+            ])
+            #expect(try await store.reloadToken(of: slot)?.current?.token == "abcd")
+            let clean = try await store.checkReloads()
+            #expect(clean.problems == [] && clean.slots == 2 && clean.requests == 1 && clean.outcomes == 2)
+
+            try await store.withConnection { connection in
+                _ = try connection.execute("DELETE FROM reload_tokens WHERE device_id = 'phone-3'")
+                _ = try connection.execute(
+                    """
+                    INSERT INTO reload_deliveries (reload_id, app_id, device_id, push_type, control_kind, outcome,
+                        attempt, attempted_at)
+                    VALUES (\(request.id + 1), \(fixture.app.rawValue), 'phone-3', 'widgets', '', 'delivered', 1, now())
+                    """
+                )
+            }
+            let found = try await store.checkReloads().problems
+            #expect(found.count == 2)
+            #expect(found.contains { $0.contains("phone-3 holds no token, its changes say the token of change") })
+            #expect(found.contains { $0.contains("1 outcomes of reload \(request.id + 1)") })
+        }
+    }
 }

@@ -54,7 +54,8 @@ public struct ReloadWorker: Service {
     let clock: @Sendable () -> Timestamp
     let workerID: String
     let logger: Logger
-    private let outcomes: [ReloadOutcome.Kind: Counter]
+    /// By push type and outcome (`widgets delivered`).
+    private let outcomes: [String: Counter]
 
     public init(
         store: EventStore,
@@ -75,8 +76,17 @@ public struct ReloadWorker: Service {
         self.workerID = "\(ProcessInfo.processInfo.hostName)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         self.logger = logger
         self.outcomes = Dictionary(
-            uniqueKeysWithValues: ReloadOutcome.Kind.allCases.map {
-                ($0, Counter(label: "liveline_reloads_total", dimensions: [("outcome", $0.rawValue)], factory: metrics))
+            uniqueKeysWithValues: ReloadOutcome.Kind.allCases.flatMap { outcome in
+                ["widgets", "controls"].map { pushType in
+                    (
+                        "\(pushType) \(outcome.rawValue)",
+                        Counter(
+                            label: "liveline_reloads_total",
+                            dimensions: [("push_type", pushType), ("outcome", outcome.rawValue)],
+                            factory: metrics
+                        )
+                    )
+                }
             }
         )
     }
@@ -251,7 +261,9 @@ public struct ReloadWorker: Service {
             throw error
         }
         book.withLockedValue { $0.recorded(unrecorded) }
-        for outcome in unrecorded.outcomes { outcomes[outcome.kind]?.increment() }
+        for outcome in unrecorded.outcomes {
+            outcomes["\(outcome.send.slot.kind.pushType) \(outcome.kind.rawValue)"]?.increment()
+        }
         for suspension in unrecorded.suspensions {
             logger.error(
                 "APNs refused the app's credentials: its reloads wait until they are set again",

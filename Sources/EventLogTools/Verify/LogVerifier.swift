@@ -40,7 +40,8 @@ public struct Finding: Hashable, Sendable, Encodable, CustomStringConvertible {
 /// and a stream): every stream folds strictly through the state machine — contiguous versions,
 /// legal transitions, sizes, time order — and no time-driven transition is overdue by more than
 /// `slack` at `now`, or was recorded more than `slack` after it was due. Then the open counts are replayed in commit order
-/// against the caps in force (`CapHistoryCheck`), when the database records commit times.
+/// against the caps in force (`CapHistoryCheck`), when the database records commit times, and
+/// the reloads' tables are checked (`ReloadCheck`).
 public struct LogVerifier: Sendable {
     public let store: EventStore
     public let now: Timestamp
@@ -61,9 +62,14 @@ public struct LogVerifier: Sendable {
         public var caps = CapHistoryCheck.Outcome()
         /// What the archives held, when they were checked too.
         public var archive: ArchiveOutcome?
+        /// Widget and control reloads: the tokens' slots against their changes, the outcomes
+        /// against their requests.
+        public var reloads = ReloadCheck()
 
-        /// Whether anything is wrong, in the log or in its archives.
-        public var isClean: Bool { findings.isEmpty && (archive?.problems.isEmpty ?? true) }
+        /// Whether anything is wrong, in the log, its archives or the reloads' tables.
+        public var isClean: Bool {
+            findings.isEmpty && (archive?.problems.isEmpty ?? true) && reloads.problems.isEmpty
+        }
     }
 
     /// Reads the log — and the archives of its retired partitions in `archive`, when given —
@@ -93,7 +99,8 @@ public struct LogVerifier: Sendable {
             streams: streams,
             findings: (archived?.findings ?? []) + findings + caps.findings,
             caps: caps.outcome,
-            archive: archived?.outcome
+            archive: archived?.outcome,
+            reloads: try await store.checkReloads()
         )
     }
 

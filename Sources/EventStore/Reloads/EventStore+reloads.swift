@@ -21,6 +21,12 @@ extension EventStore {
         try await withConnection { try ReloadQueries.status(of: id, app: app, $0) }
     }
 
+    /// What `liveline verify` checks of reloads: the slots against their changes, the outcomes
+    /// against their requests.
+    public func checkReloads() async throws -> ReloadCheck {
+        try await withConnection { try ReloadCheckQueries.check($0) }
+    }
+
     /// The widget reloads the activity's updates and ends asked for, in event order.
     public func reloads(askedBy stream: StreamID) async throws -> [ReloadStatus] {
         try await withConnection { try ReloadQueries.asked(by: stream, $0) }
