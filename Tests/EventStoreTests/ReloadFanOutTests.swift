@@ -41,6 +41,13 @@ struct ReloadFanOutTests {
         }
     }
 
+    /// Widget reloads unpaced: every request goes at once.
+    static func pacingOff(_ store: EventStore) async throws {
+        try await store.withConnection {
+            _ = try $0.execute("UPDATE apps SET widget_reload_interval_seconds = 0")
+        }
+    }
+
     /// A reload sent and delivered at `now`, as a worker records it (with its `apns-id`).
     static func delivered(_ send: ReloadSend, at now: Timestamp) -> ReloadOutcome {
         ReloadOutcome(send: send, kind: .delivered, apnsID: UUID().uuidString, status: 200, attemptedAt: now)
@@ -133,9 +140,7 @@ struct ReloadFanOutTests {
         let fixture = try await StoreFixture.make()
         try await fixture.withStore { store in
             try await Self.registerWidgets(9, fixture, store)
-            try await store.withConnection {
-                _ = try $0.execute("UPDATE apps SET widget_reload_interval_seconds = 0")
-            }
+            try await Self.pacingOff(store)
             let request = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
             // One worker takes every device in pages of 2, reading on from its own positions.
             var reading: [ReloadFanout: ReloadFanout.Position] = [:]
@@ -195,9 +200,7 @@ struct ReloadFanOutTests {
         let fixture = try await StoreFixture.make()
         try await fixture.withStore { store in
             try await Self.registerWidgets(1, fixture, store)
-            try await store.withConnection {
-                _ = try $0.execute("UPDATE apps SET widget_reload_interval_seconds = 0")
-            }
+            try await Self.pacingOff(store)
             _ = try await store.requestReload(ReloadTarget(kind: .widgets), for: fixture.app, from: .api(nil))
             let first = try await store.takeReloads(in: Self.all, pausing: [], limit: 10, now: fixture.now)
             let send = try #require(first.sends.first)
