@@ -3,6 +3,7 @@ import CanonicalJSON
 import Delivery
 import EventStore
 import LocalAPNs
+import Postgres
 import TestSupport
 import Testing
 
@@ -236,6 +237,61 @@ struct ReloadWorkerTests {
                     try await Self.status(reload, fixture, store) == ["delivered": 2]
                 }
             }
+        }
+    }
+
+    @Test(
+        "the database's sessions killed again and again during fan-outs: every request reaches every device, sent or carried by the next"
+    )
+    func sessionsKilled() async throws {
+        try await DeliveryFixture.run { fixture, store in
+            try await Self.registerWidgets(1..<201, fixture, store)
+            var settings = try #require(try await store.appSettings(fixture.app))
+            settings.widgetReloadIntervalSeconds = 0
+            try await store.updateApp(fixture.app, settings, by: .commandLine)
+            try await fixture.withReloadWorkers(2) {
+                let reloads = try await TestDatabase.withPool(fixture.database, maximumConnections: 1) { killer in
+                    var reloads: [AcceptedReload] = []
+                    for _ in 0..<3 {
+                        reloads.append(
+                            try await store.requestReload(
+                                ReloadTarget(kind: .widgets, widgetKinds: ["Score"]),
+                                for: fixture.app,
+                                from: .api(nil)
+                            )
+                        )
+                        // Every other session of this test's database, the workers' among them, dies mid-flight.
+                        for _ in 0..<5 {
+                            try await Task.sleep(for: .milliseconds(15))
+                            try await killer.withConnection {
+                                try $0.execute(
+                                    """
+                                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                                    WHERE datname = current_database() AND pid <> pg_backend_pid()
+                                    """
+                                )
+                            }
+                        }
+                    }
+                    return reloads
+                }
+                // The last request reaches every device; an earlier one that found a device's reload
+                // still on its way (the kills slow the records) rides on the next reload sent.
+                try await fixture.eventually("the last request reaches every device") {
+                    (try? await Self.status(reloads.last!, fixture, store)) == ["delivered": 200]
+                }
+                for reload in reloads.dropLast() {
+                    let devices = try await Self.status(reload, fixture, store)
+                    #expect(devices.values.reduce(0, +) == 200, "\(devices)")
+                    #expect(Set(devices.keys).isSubset(of: ["delivered", "coalesced"]), "\(devices)")
+                }
+            }
+            let byDevice = Dictionary(grouping: fixture.server.received, by: \.deviceToken)
+            #expect(byDevice.count == 200)
+            // At most a reload per request, and one more per request for an answer whose record
+            // died with its session.
+            let most = byDevice.values.map(\.count).max() ?? 0
+            #expect(most <= 6, "\(most)")
         }
     }
 }

@@ -108,7 +108,8 @@ struct ReloadBook {
         return number
     }
 
-    mutating func know(_ app: AppID, _ delivery: AppDelivery) {
+    /// What sending the app's reloads needs, as just read (`nil`: the app is gone).
+    mutating func know(_ app: AppID, _ delivery: AppDelivery?) {
         apps[app] = delivery
     }
 

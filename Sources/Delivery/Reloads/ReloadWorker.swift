@@ -187,18 +187,21 @@ public struct ReloadWorker: Service {
             onTheirWay: onTheirWay,
             reading: reading
         )
+        // The apps first: from here on nothing fails, so every page read waits only for its
+        // reloads' answers.
+        for app in Set(work.sends.map(\.slot.app)) {
+            let known = book.withLockedValue { $0.apps[app] }
+            guard known == nil || now - known!.readAt >= configuration.appRefresh else { continue }
+            let delivery = try await ledger.app(app, at: now)
+            book.withLockedValue { $0.know(app, delivery) }
+        }
         var taken = work.due.map { (send: $0, page: Int?.none) }
         for page in work.pages {
             let number = book.withLockedValue { $0.read(page) }
             taken += page.sends.map { ($0, number) }
         }
         for (send, page) in taken {
-            var app = book.withLockedValue { $0.apps[send.slot.app] }
-            if app == nil || now - app!.readAt >= configuration.appRefresh {
-                app = try await ledger.app(send.slot.app, at: now)
-                if let app { book.withLockedValue { $0.know(send.slot.app, app) } }
-            }
-            guard let app else {
+            guard let app = book.withLockedValue({ $0.apps[send.slot.app] }) else {
                 book.withLockedValue { $0.skip(send, page: page) }
                 continue
             }
