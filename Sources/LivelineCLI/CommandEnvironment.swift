@@ -48,6 +48,8 @@ struct CommandEnvironment {
         var policy = LifecyclePolicy()
         policy.activeLifetime = configuration.activeLifetime
         policy.dismissalWindow = configuration.dismissalWindow
+        policy.startConfirmationWindow = configuration.startConfirmationWindow
+        policy.suspectAfterUnconfirmedStarts = configuration.suspectTokenAfter
         return policy
     }
 

@@ -1,3 +1,4 @@
+import ActivityLifecycle
 import Configuration
 import Delivery
 package import EventStore
@@ -27,6 +28,11 @@ package struct LivelineConfiguration: Sendable {
     package var activeLifetime: Duration
     /// How long an ended activity stays on screen at most (platform: 4 h).
     package var dismissalWindow: Duration
+    /// How long a device has, after APNs accepted a remote start, to report the new activity's
+    /// push token before the start is recorded unconfirmed.
+    package var startConfirmationWindow: Duration
+    /// Unconfirmed starts in a row to one push-to-start token that make it suspect.
+    package var suspectTokenAfter: Int
     /// How long an idempotency key is kept: a retry after it is a new command.
     package var idempotencyWindow: Duration
     /// How long the log keeps a partition after it settled; `nil` keeps everything.
@@ -100,6 +106,13 @@ package struct LivelineConfiguration: Sendable {
         }
         activeLifetime = try setting("liveline.active.lifetime").duration(default: .seconds(8 * 3600))
         dismissalWindow = try setting("liveline.dismissal.window").duration(default: .seconds(4 * 3600))
+        startConfirmationWindow = try setting("liveline.start.confirmation.window").duration(
+            default: LifecyclePolicy.standard.startConfirmationWindow
+        )
+        suspectTokenAfter = try setting("liveline.suspect.token.after").integer(
+            default: LifecyclePolicy.standard.suspectAfterUnconfirmedStarts,
+            in: 1...1000
+        )
         idempotencyWindow = try setting("liveline.idempotency.window").duration(default: .seconds(24 * 3600))
         retention = try setting("liveline.retention").duration(
             atLeast: activeLifetime + dismissalWindow + Self.retentionMargin,

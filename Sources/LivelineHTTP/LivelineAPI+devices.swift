@@ -143,6 +143,8 @@ extension Components.Schemas.PushToStartToken {
             activityType: token.slot.activityType,
             pushToStartToken: token.current?.token,
             registeredAt: token.current?.registeredAt,
+            unconfirmedStartsInARow: token.current?.unconfirmedStartsInARow,
+            suspect: token.current?.isSuspect,
             changes: token.changes.map { change in
                 .init(
                     change: .init(rawValue: change.kind.rawValue)!,

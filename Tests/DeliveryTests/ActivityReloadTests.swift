@@ -114,14 +114,7 @@ struct ActivityReloadTests {
             let stream = try await Self.activity("order-3", pushToken: DeliveryFixture.token(3), fixture, store)
             try await fixture.execute(Self.update(1, reload: WidgetReload()), on: stream, in: store)
             let ask = ActivityReload(stream: stream, version: 3, device: Self.device, widgetKinds: nil)
-            let writes = DeliveryWrites(
-                records: [],
-                invalidations: [],
-                suspensions: [],
-                held: [],
-                released: [],
-                reloads: [ask]
-            )
+            let writes = DeliveryWrites(reloads: [ask])
             try await store.recordDeliveries(writes, cursors: [:], worker: "first")
             try await store.recordDeliveries(writes, cursors: [:], worker: "second")
             let asked = try await store.reloads(askedBy: stream)

@@ -34,7 +34,7 @@ struct ShardLockOrderTests {
             let cursors = Dictionary(
                 uniqueKeysWithValues: held.withLockedValue { $0 }.shuffled().map { ($0, position) }
             )
-            let nothing = DeliveryWrites(records: [], invalidations: [], suspensions: [], held: [], released: [])
+            let nothing = DeliveryWrites()
             try await store.recordDeliveries(nothing, cursors: cursors, worker: worker)
         }
 

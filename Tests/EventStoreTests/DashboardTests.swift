@@ -30,12 +30,12 @@ struct DashboardTests {
     @Test("has a panel for each view the spec asks for, and reads only documented views")
     func panels() throws {
         let queries = try Self.panelQueries()
-        #expect(queries.count == 13)
+        #expect(queries.count == 14)
         let views = [
             "open_activities", "cap_utilisation", "events_per_minute", "rejections_per_minute",
             "alerts_per_minute", "time_in_state", "deliveries_per_minute", "delivery_failures_by_reason",
             "delivery_latency_per_minute", "invalidated_tokens_per_minute", "log_partition_sizes",
-            "reload_deliveries_per_minute",
+            "reload_deliveries_per_minute", "remote_start_verdicts_per_minute",
         ]
         for view in views {
             #expect(queries.contains { $0.sql.contains("FROM \(view)") }, "no panel reads \(view)")

@@ -77,6 +77,12 @@ struct RetentionTests {
         }
     }
 
+    private func remoteStarts() async throws -> Int {
+        try await query {
+            Int(try $0.query("SELECT count(*) AS n FROM remote_starts").single!.decode("n", as: Int64.self))
+        }
+    }
+
     @Test("a partition waits for its last activity's dismissal; then it is archived, dropped, and its activities go")
     func retirement() async throws {
         try await fixture.withStore { store in
@@ -84,12 +90,16 @@ struct RetentionTests {
                 try await store.execute(requestCommand(device: "d-\(name)"), on: fixture.stream(name), at: fixture.now)
             }
             try await store.execute(updateCommand(2), on: fixture.stream("a"), at: fixture.now + .seconds(1))
+            // A start APNs accepted for `a` (as a remote start's would be): it goes with the activity.
+            let start = AcceptedStart(stream: fixture.stream("a"), position: 1, token: "aa01", acceptedAt: fixture.now)
+            try await store.recordDeliveries(DeliveryWrites(acceptedStarts: [start]), cursors: [:], worker: "test")
             try await store.execute(
                 .end(.init(dismissal: .immediate)),
                 on: fixture.stream("a"),
                 at: fixture.now + .seconds(2)
             )
         }
+        #expect(try await remoteStarts() == 1)
         let current = try await currentPartition()
         let later = try await databaseNow(plusDays: 3)
 
@@ -140,6 +150,7 @@ struct RetentionTests {
         // Gone from the database: the rows, the projection, the table; recorded as retired.
         #expect(try await log().isEmpty)
         #expect(try await projectedActivities() == 0)
+        #expect(try await remoteStarts() == 0)
         let (present, retiredAt, recorded): (Bool, Bool, Bool) = try await query { connection in
             let row = try connection.query(
                 """

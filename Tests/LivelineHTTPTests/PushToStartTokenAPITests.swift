@@ -73,6 +73,73 @@ struct PushToStartTokenAPITests {
         }
     }
 
+    @Test("GET counts the current token's unconfirmed starts in a row, and says when they make it suspect")
+    func suspect() async throws {
+        try await APIFixture.run { api in
+            let app = try await api.makeApp()
+            _ = try await app.client.registerPushToStartToken(
+                path: Self.path(),
+                body: .json(.init(pushToStartToken: "aa01"))
+            ).ok
+            let fresh = try await app.client.getPushToStartToken(
+                path: .init(deviceId: "phone-1", activityType: "Game.Attributes")
+            )
+            .ok.body.json
+            #expect(fresh.unconfirmedStartsInARow == 0 && fresh.suspect == false)
+
+            // Three remote starts APNs accepted, whose devices never reported their activities' tokens.
+            let policy = LifecyclePolicy.standard
+            var time = Timestamp.now()
+            for index in 1...policy.suspectAfterUnconfirmedStarts {
+                let stream = StreamID(app: app.id, activity: ActivityID(rawValue: "start-\(index)")!)
+                let request = Command.Request(
+                    activityType: "Game.Attributes",
+                    content: ActivityContent(contentState: .empty),
+                    deviceID: DeviceID(rawValue: "phone-1"),
+                    remoteStart: RemoteStart(pushToStartToken: "aa01", alert: Alert(title: "t", body: "b"))
+                )
+                let result = try await api.store.execute(.request(request), on: stream, at: time)
+                guard case .accepted(_, let events) = result.outcome, let position = events.first?.position else {
+                    Issue.record("the remote start was refused: \(result.outcome)")
+                    return
+                }
+                let start = AcceptedStart(stream: stream, position: position, token: "aa01", acceptedAt: time)
+                try await api.store.recordDeliveries(
+                    DeliveryWrites(acceptedStarts: [start]),
+                    cursors: [:],
+                    worker: "test"
+                )
+                time = time + policy.startConfirmationWindow
+                #expect(try await api.store.settleDueStarts(at: time, limit: 10).verdicts == [.unconfirmed])
+            }
+            let suspect = try await app.client.getPushToStartToken(
+                path: .init(deviceId: "phone-1", activityType: "Game.Attributes")
+            )
+            .ok.body.json
+            #expect(suspect.unconfirmedStartsInARow == policy.suspectAfterUnconfirmedStarts && suspect.suspect == true)
+
+            // A new token is not suspect; after a removal there is no current token to judge.
+            _ = try await app.client.registerPushToStartToken(
+                path: Self.path(),
+                body: .json(.init(pushToStartToken: "bb02"))
+            ).ok
+            let rotated = try await app.client.getPushToStartToken(
+                path: .init(deviceId: "phone-1", activityType: "Game.Attributes")
+            )
+            .ok.body.json
+            #expect(rotated.unconfirmedStartsInARow == 0 && rotated.suspect == false)
+            _ = try await app.client.removePushToStartToken(
+                path: .init(deviceId: "phone-1", activityType: "Game.Attributes")
+            )
+            .noContent
+            let removed = try await app.client.getPushToStartToken(
+                path: .init(deviceId: "phone-1", activityType: "Game.Attributes")
+            )
+            .ok.body.json
+            #expect(removed.unconfirmedStartsInARow == nil && removed.suspect == nil)
+        }
+    }
+
     @Test("an activity type is read from its percent-encoded path segment")
     func percentEncodedType() async throws {
         try await APIFixture.run { api in

@@ -17,6 +17,9 @@ public enum Command: Hashable, Sendable {
     case dismiss(DismissalTrigger)
     /// The app (or device) registers or rotates the activity's push token.
     case registerPushToken(String)
+    /// The system records that a remote start APNs accepted brought no push token within the
+    /// start confirmation window.
+    case flagUnconfirmedStart(UnconfirmedStart)
 
     public struct Request: Hashable, Sendable {
         public var activityType: String
@@ -110,7 +113,7 @@ public enum Command: Hashable, Sendable {
     public var cause: Cause {
         switch self {
         case .request, .update, .registerPushToken: .app
-        case .start, .markStale: .system
+        case .start, .markStale, .flagUnconfirmedStart: .system
         case .end(let end): end.reason == .app ? .app : .system
         case .dismiss(let reason): reason == .userRemoved ? .device : .system
         }
@@ -126,6 +129,7 @@ public enum Command: Hashable, Sendable {
         case .end(let end): end.reason == .app ? "end" : "end (lifetime)"
         case .dismiss(let reason): reason == .userRemoved ? "dismiss (device)" : "dismiss (deadline)"
         case .registerPushToken: "register push token"
+        case .flagUnconfirmedStart: "flag unconfirmed start"
         }
     }
 }

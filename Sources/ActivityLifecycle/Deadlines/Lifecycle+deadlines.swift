@@ -31,6 +31,7 @@ extension Lifecycle {
         case .markStale where activity.state == .active: activity.content.staleDate
         case .end(let end) where end.reason == .lifetimeExceeded: lifetimeDeadline(of: activity)?.due
         case .dismiss(.deadline) where activity.state == .ended: activity.dismissalDate
+        case .flagUnconfirmedStart(let flag): flag.tokenDueBy
         default: nil
         }
     }

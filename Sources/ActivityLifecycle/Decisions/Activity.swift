@@ -80,4 +80,10 @@ public struct Activity: Hashable, Sendable {
     public var acceptsPushToken: Bool {
         state.isOpen || (state == .ended && pushToken == nil)
     }
+
+    /// Whether it is a started activity still waiting for the first push token its device is to
+    /// report: what a remote start that shows nothing leaves behind.
+    public var awaitsFirstPushToken: Bool {
+        state != .pending && acceptsPushToken && pushToken == nil && pushType != .channel
+    }
 }

@@ -48,6 +48,22 @@ extension Lifecycle {
         return events + applyDueDeadlines(to: after, at: now).1
     }
 
+    /// `decide` for a time-driven command (`command.cause` is `system`), which no app rule or
+    /// open count bears on.
+    public func decide(
+        _ command: Command,
+        for activity: Activity,
+        at now: Timestamp
+    ) throws(Rejection) -> [ActivityEvent] {
+        precondition(command.cause == .system, "\(command.name) is not time-driven")
+        let context = DecisionContext(
+            app: AppRules(defaultsOf: policy),
+            globalMaxOpen: policy.defaultGlobalMaxOpen,
+            open: OpenCounts(app: 0, global: 0)
+        )
+        return try decide(command, for: activity, at: now, context: context)
+    }
+
     /// `decide` for an existing activity whose deadlines are already applied.
     func decideAtState(
         _ command: Command,
@@ -65,6 +81,7 @@ extension Lifecycle {
             case .end(let end): try ended(activity, end, at: now)
             case .dismiss(let trigger): try dismissed(activity, trigger, at: now)
             case .registerPushToken(let token): try pushTokenChanged(activity, token)
+            case .flagUnconfirmedStart(let flag): try startUnconfirmed(activity, flag, at: now)
             }
         guard let payload else { return [] }
         return [ActivityEvent(version: activity.version + 1, occurredAt: now, cause: command.cause, payload: payload)]
@@ -223,6 +240,21 @@ extension Lifecycle {
         guard activity.acceptsPushToken else { throw .activityEnded(state: activity.state) }
         guard token != activity.pushToken else { return nil }
         return .pushTokenChanged(.init(pushToken: token))
+    }
+
+    /// A start can be unconfirmed only once the window ran out, while the activity it was to
+    /// start could still take its first push token (open, or ended without one; an activity on a
+    /// channel never has one to wait for).
+    private func startUnconfirmed(
+        _ activity: Activity,
+        _ flag: UnconfirmedStart,
+        at now: Timestamp
+    ) throws(Rejection) -> EventPayload {
+        guard activity.awaitsFirstPushToken else {
+            throw .invalidTransition(command: "flag unconfirmed start", state: activity.state)
+        }
+        guard flag.tokenDueBy <= now else { throw .notDue(command: "flag unconfirmed start", dueAt: flag.tokenDueBy) }
+        return .startUnconfirmed(flag)
     }
 
     // MARK: Checks

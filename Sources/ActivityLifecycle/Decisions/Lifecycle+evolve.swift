@@ -115,6 +115,20 @@ extension Lifecycle {
         case .pushTokenChanged(let changed):
             try require(activity.acceptsPushToken, "activity.push_token_changed while \(state.rawValue)")
             activity.pushToken = changed.pushToken
+
+        case .startUnconfirmed(let flag):
+            try require(event.cause == .system, "activity.start_unconfirmed not recorded by the system")
+            try require(
+                activity.awaitsFirstPushToken,
+                "activity.start_unconfirmed while \(state.rawValue)"
+                    + (activity.pushToken == nil ? "" : " with a push token")
+                    + (activity.pushType == .channel ? " on a channel" : "")
+            )
+            try require(
+                flag.acceptedAt < flag.tokenDueBy && flag.tokenDueBy <= now,
+                "activity.start_unconfirmed before its window ran out"
+            )
+            try require(flag.unconfirmedInARow >= 1, "activity.start_unconfirmed counts no start")
         }
         activity.version = event.version
         activity.lastEventAt = now

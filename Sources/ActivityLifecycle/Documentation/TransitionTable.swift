@@ -91,6 +91,15 @@ public struct TransitionTable: Sendable {
             request(), request(startDate: r + lifetime), .start, .update(.init(content: content(step: 2))), .markStale,
             .end(.init(dismissal: .default)), lifetimeEnd, .dismiss(.deadline), .dismiss(.userRemoved),
             .registerPushToken("token-2"),
+            .flagUnconfirmedStart(
+                UnconfirmedStart(
+                    pushToStartToken: "start-token",
+                    acceptedAt: r - lifecycle.policy.startConfirmationWindow,
+                    tokenDueBy: r,
+                    unconfirmedInARow: 1,
+                    tokenSuspect: false
+                )
+            ),
         ]
         rows = commands.map { command in
             let fixtures = fixtures(activeStaleDate: command == lifetimeEnd ? nil : staleDate)

@@ -39,6 +39,7 @@ public enum EventType: String, Hashable, Sendable, Codable, CaseIterable {
     case ended = "activity.ended"
     case dismissed = "activity.dismissed"
     case pushTokenChanged = "activity.push_token_changed"
+    case startUnconfirmed = "activity.start_unconfirmed"
 }
 
 /// What an event records, by type.
@@ -50,6 +51,8 @@ public enum EventPayload: Hashable, Sendable {
     case ended(Ended)
     case dismissed(Dismissed)
     case pushTokenChanged(PushTokenChanged)
+    /// A remote start brought no push token within the window; the state does not change.
+    case startUnconfirmed(UnconfirmedStart)
 
     public var type: EventType {
         switch self {
@@ -60,6 +63,7 @@ public enum EventPayload: Hashable, Sendable {
         case .ended: .ended
         case .dismissed: .dismissed
         case .pushTokenChanged: .pushTokenChanged
+        case .startUnconfirmed: .startUnconfirmed
         }
     }
 

@@ -28,6 +28,13 @@ public struct LifecyclePolicy: Hashable, Sendable {
     /// *Policy*: at most one widget reload per device in this many seconds, unless the app sets
     /// another: 30 minutes, 48 a day, within WidgetKit's typical budget of 40–70 a day per widget.
     public var defaultWidgetReloadIntervalSeconds: Int = 1800
+    /// *Policy*: how long after APNs accepted a remote start the device has to report the new
+    /// activity's push token before the start is recorded unconfirmed (`activity.start_unconfirmed`).
+    /// A device that is online shows the activity and reports its token within seconds; one that
+    /// is offline gets the start when it comes back, within the start's expiration.
+    public var startConfirmationWindow: Duration = .seconds(15 * 60)
+    /// *Policy*: unconfirmed starts in a row to one push-to-start token that make it suspect.
+    public var suspectAfterUnconfirmedStarts: Int = 3
 
     /// The window of the update budget: any rolling hour (not configurable: the budget is per hour).
     public static let budgetWindow: Duration = .seconds(3600)

@@ -57,6 +57,8 @@ public struct PushRenderer: Sendable {
             token = pushToStartToken
         case .becameStale:
             return .silent(.appliedByDevice)
+        case .startUnconfirmed:
+            return .silent(.observedByLiveline)
         case .dismissed(let dismissed):
             return .silent(dismissed.reason == .userRemoved ? .reportedByDevice : .appliedByDevice)
         case .ended(let ended) where ended.reason == .lifetimeExceeded:

@@ -33,6 +33,9 @@ public enum PushRendering: Hashable, Sendable {
         case deviceIsCurrent = "device_is_current"
         /// A push token of an activity whose pushes go by broadcast on its channel.
         case broadcastOnChannel = "broadcast_on_channel"
+        /// What Liveline observed of the activity's delivery (a remote start left unconfirmed):
+        /// nothing changed for the device.
+        case observedByLiveline = "observed_by_liveline"
     }
 
     /// Why a push cannot be sent.

@@ -39,9 +39,12 @@ extension DeliveryBook {
         var holds: [HoldChange] = []
         /// Widget reloads asked by events whose delivery is settled.
         var reloads: [ActivityReload] = []
+        /// Remote starts APNs accepted, whose devices are to confirm them.
+        var acceptedStarts: [AcceptedStart] = []
 
         var isEmpty: Bool {
             records.isEmpty && invalidations.isEmpty && suspensions.isEmpty && holds.isEmpty && reloads.isEmpty
+                && acceptedStarts.isEmpty
         }
 
         /// These outcomes, then `later`'s.
@@ -51,7 +54,8 @@ extension DeliveryBook {
                 invalidations: invalidations + later.invalidations,
                 suspensions: suspensions + later.suspensions,
                 holds: holds + later.holds,
-                reloads: reloads + later.reloads
+                reloads: reloads + later.reloads,
+                acceptedStarts: acceptedStarts + later.acceptedStarts
             )
         }
 
@@ -70,7 +74,8 @@ extension DeliveryBook {
                 suspensions: suspensions,
                 held: held,
                 released: released,
-                reloads: reloads
+                reloads: reloads,
+                acceptedStarts: acceptedStarts
             )
         }
     }

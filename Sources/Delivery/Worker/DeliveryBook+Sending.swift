@@ -131,6 +131,11 @@ extension DeliveryBook {
         )
         pending.records.append(finished)
         if outcome.isFinal, let reload = send.reload { pending.reloads.append(reload) }
+        if outcome == .delivered, send.request.startsActivity, let token = send.request.deviceToken {
+            pending.acceptedStarts.append(
+                AcceptedStart(stream: send.stream, position: send.position, token: token, acceptedAt: now)
+            )
+        }
         let onTheWire = lanes[send.stream]?.onTheWire
         if let retryAt {
             nextRetry = min(nextRetry ?? retryAt, retryAt)

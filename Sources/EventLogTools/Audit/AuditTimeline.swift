@@ -262,6 +262,12 @@ public enum AuditTimeline {
             return dismissed.reason.rawValue
         case .pushTokenChanged(let changed):
             return "push token …\(changed.pushToken.suffix(8))"
+        case .startUnconfirmed(let flag):
+            return [
+                "no push token by \(flag.tokenDueBy) (APNs accepted the start at \(flag.acceptedAt))",
+                "\(flag.unconfirmedInARow) unconfirmed in a row to push-to-start token …\(flag.pushToStartToken.suffix(8))",
+                flag.tokenSuspect ? "token suspect" : nil,
+            ].compactMap { $0 }.joined(separator: ", ")
         }
     }
 

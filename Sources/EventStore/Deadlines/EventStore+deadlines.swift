@@ -1,5 +1,6 @@
 import ActivityLifecycle
 public import CanonicalJSON
+import Postgres
 
 extension EventStore {
     /// Applies the time-driven transitions due by `now` (scheduled starts, stale dates,
@@ -28,23 +29,33 @@ extension EventStore {
                         idempotency: nil
                     )
             }
-            // As one batch: the cap rows the closings free are locked in the order every batch of
-            // commands locks them, so that the two never wait for each other in a cycle.
-            let results = try CommandQueries.append(appends, recording: [], connection)
-            return try zip(appends, results).flatMap { append, result in
-                switch result {
-                case .success(let (first, recordedAt)): append.stored(from: first, recordedAt: recordedAt)
-                // A time-driven transition opens nothing and is applied under the row's lock: a
-                // refusal is a fault; the transaction is undone and the worker tries again.
-                case .failure(let refusal): throw refusal
-                }
+            return try Self.appendTimeDriven(appends, connection)
+        }
+        announce(appended)
+        return appended
+    }
+
+    /// Appends what the system decided when something came due, as one batch: the cap rows the
+    /// closings free are locked in the order every batch of commands locks them, so that the two
+    /// never wait for each other in a cycle. A time-driven transition opens nothing and is applied
+    /// under the row's lock: a refusal is a fault; the transaction is undone and the worker tries
+    /// again.
+    static func appendTimeDriven(_ appends: [ActivityAppend], _ connection: Connection) throws -> [StoredEvent] {
+        let results = try CommandQueries.append(appends, recording: [], connection)
+        return try zip(appends, results).flatMap { append, result in
+            switch result {
+            case .success(let (first, recordedAt)): append.stored(from: first, recordedAt: recordedAt)
+            case .failure(let refusal): throw refusal
             }
         }
+    }
+
+    /// Counts events appended by a committed transaction and wakes those who wait for appends.
+    func announce(_ appended: [StoredEvent]) {
         StoreMetrics.recordAppended(appended)
         if !appended.isEmpty {
             notifier?.eventsAppended()
         }
-        return appended
     }
 
     /// When the earliest deadline of any activity is due, or `nil` when none is pending.

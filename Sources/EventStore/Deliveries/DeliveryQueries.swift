@@ -107,6 +107,7 @@ enum DeliveryQueries {
                     connection
                 )
             }
+            try RemoteStartQueries.accept(writes.acceptedStarts, connection)
             if !cursors.isEmpty {
                 try moveCursors(cursors, of: worker, releasing: false, connection)
             }

@@ -105,14 +105,17 @@ public struct DeliveryWrites: Sendable {
     public var released: [HoldKey]
     /// Widget reloads the settled events asked for.
     public var reloads: [ActivityReload]
+    /// Remote starts APNs accepted, whose devices are to confirm them.
+    public var acceptedStarts: [AcceptedStart]
 
     public init(
-        records: [DeliveryRecord],
-        invalidations: [TokenInvalidation],
-        suspensions: [Suspension],
-        held: [Hold],
-        released: [HoldKey],
-        reloads: [ActivityReload] = []
+        records: [DeliveryRecord] = [],
+        invalidations: [TokenInvalidation] = [],
+        suspensions: [Suspension] = [],
+        held: [Hold] = [],
+        released: [HoldKey] = [],
+        reloads: [ActivityReload] = [],
+        acceptedStarts: [AcceptedStart] = []
     ) {
         self.records = records
         self.invalidations = invalidations
@@ -120,6 +123,7 @@ public struct DeliveryWrites: Sendable {
         self.held = held
         self.released = released
         self.reloads = reloads
+        self.acceptedStarts = acceptedStarts
     }
 }
 

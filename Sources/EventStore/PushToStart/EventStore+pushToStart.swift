@@ -1,3 +1,5 @@
+import ActivityLifecycle
+
 extension EventStore {
     /// Registers `token` as the slot's push-to-start token: a first one, or a rotation that
     /// replaces the one before (kept in the slot's changes). Registering the current token again
@@ -9,10 +11,11 @@ extension EventStore {
         _ token: String,
         for slot: PushToStartSlot
     ) async throws -> (token: PushToStartToken, changed: Bool) {
-        try await withTransaction { connection in
+        let suspectAfter = suspectAfter
+        return try await withTransaction { connection in
             let changed = try PushToStartQueries.register(token, for: slot, connection)
             // The slot has a change now: this one, or the registration it repeats.
-            return (try PushToStartQueries.token(of: slot, connection)!, changed)
+            return (try PushToStartQueries.token(of: slot, suspectAfter: suspectAfter, connection)!, changed)
         }
     }
 
@@ -21,9 +24,13 @@ extension EventStore {
         try await withConnection { try PushToStartQueries.remove(slot, $0) }
     }
 
-    /// The slot's push-to-start token and its latest changes (at most 50, oldest first); `nil`
-    /// when it never had one.
+    /// The slot's push-to-start token and its latest changes (at most 50, oldest first), with
+    /// the unconfirmed starts to it in a row; `nil` when it never had one.
     public func pushToStartToken(of slot: PushToStartSlot) async throws -> PushToStartToken? {
-        try await withConnection { try PushToStartQueries.token(of: slot, $0) }
+        let suspectAfter = suspectAfter
+        return try await withConnection { try PushToStartQueries.token(of: slot, suspectAfter: suspectAfter, $0) }
     }
+
+    /// Unconfirmed starts in a row that make a push-to-start token suspect.
+    private var suspectAfter: Int { lifecycle.policy.suspectAfterUnconfirmedStarts }
 }

@@ -35,9 +35,14 @@ enum PushToStartQueries {
         ) == 1
     }
 
-    /// The slot's current token and its latest changes, in one statement (one snapshot); `nil`
-    /// when it never had a token.
-    static func token(of slot: PushToStartSlot, _ connection: Connection) throws -> PushToStartToken? {
+    /// The slot's current token and its latest changes, in one statement (one snapshot), with
+    /// how many starts to the current token went unconfirmed in a row (suspect from
+    /// `suspectAfter`); `nil` when it never had a token.
+    static func token(
+        of slot: PushToStartSlot,
+        suspectAfter: Int,
+        _ connection: Connection
+    ) throws -> PushToStartToken? {
         let rows = try connection.query(
             """
             SELECT change.change, change.token, NULL::jsonb AS widgets, change.status, change.reason, change.invalid_since,
@@ -54,9 +59,16 @@ enum PushToStartQueries {
         )
         guard let first = rows.first else { return nil }
         let current = try first.decode("current_token", as: String?.self).map { token in
-            PushToStartToken.Registration(
+            // Starts are recorded with the token as it went: in lowercase.
+            let run = try RemoteStartQueries.unconfirmedInARow(
+                through: [(slot, token.lowercased(), nil)],
+                connection
+            )[0]
+            return PushToStartToken.Registration(
                 token: token,
-                registeredAt: Timestamp(try first.decode("registered_at", as: PostgresTimestamp.self))
+                registeredAt: Timestamp(try first.decode("registered_at", as: PostgresTimestamp.self)),
+                unconfirmedStartsInARow: run,
+                isSuspect: run >= suspectAfter
             )
         }
         return PushToStartToken(slot: slot, current: current, changes: try rows.map(TokenChange.init(row:)))

@@ -20,10 +20,18 @@ public struct PushToStartToken: Hashable, Sendable {
     public struct Registration: Hashable, Sendable {
         public let token: String
         public let registeredAt: Timestamp
+        /// The latest remote starts to it that went unconfirmed in a row (see
+        /// `EventStore.settleDueStarts`).
+        public let unconfirmedStartsInARow: Int
+        /// Whether that run makes it suspect: the app should have the device report its
+        /// push-to-start token afresh (docs/delivery.md).
+        public let isSuspect: Bool
 
-        public init(token: String, registeredAt: Timestamp) {
+        public init(token: String, registeredAt: Timestamp, unconfirmedStartsInARow: Int = 0, isSuspect: Bool = false) {
             self.token = token
             self.registeredAt = registeredAt
+            self.unconfirmedStartsInARow = unconfirmedStartsInARow
+            self.isSuspect = isSuspect
         }
     }
 

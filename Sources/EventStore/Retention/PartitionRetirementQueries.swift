@@ -255,7 +255,8 @@ enum PartitionRetirementQueries {
     }
 
     /// Removes up to `limit` projection rows of dismissed activities whose streams began in the
-    /// partition's time, with the pushes still held for them; returns how many activities.
+    /// partition's time, with the pushes still held for them and their remote starts' verdicts;
+    /// returns how many activities.
     /// Activities and held pushes are locked in key order, as a batch of commands and the
     /// delivery worker lock them: a statement that took several rows in another order could
     /// wait for a row of theirs while they wait for one of its, and PostgreSQL would end one.
@@ -283,6 +284,9 @@ enum PartitionRetirementQueries {
                                  ORDER BY h.position FOR UPDATE) AS l
                 ) AS r
                 WHERE h.app_id = r.app_id AND h.activity_id = r.activity_id AND h.position = r.position
+            ), starts AS (
+                DELETE FROM remote_starts s USING gone g
+                WHERE s.app_id = g.app_id AND s.activity_id = g.activity_id
             )
             SELECT count(*)::bigint AS removed FROM gone
             """

@@ -61,6 +61,12 @@ enum EventData {
             data.add("reason", .string(dismissed.reason.rawValue))
         case .pushTokenChanged(let changed):
             data.add("pushToken", .string(changed.pushToken))
+        case .startUnconfirmed(let flag):
+            data.add("pushToStartToken", .string(flag.pushToStartToken))
+            data.add("acceptedAt", time(flag.acceptedAt))
+            data.add("tokenDueBy", time(flag.tokenDueBy))
+            data.add("unconfirmedInARow", .number(JSONNumber(flag.unconfirmedInARow)))
+            data.add("tokenSuspect", .bool(flag.tokenSuspect))
         case .started, .becameStale:
             break
         }
@@ -163,6 +169,16 @@ enum EventData {
             return .dismissed(EventPayload.Dismissed(reason: try data["reason"].oneOf(DismissalReason.self)))
         case .pushTokenChanged:
             return .pushTokenChanged(EventPayload.PushTokenChanged(pushToken: try data["pushToken"].string()))
+        case .startUnconfirmed:
+            return .startUnconfirmed(
+                UnconfirmedStart(
+                    pushToStartToken: try data["pushToStartToken"].string(),
+                    acceptedAt: try data["acceptedAt"].timestamp(),
+                    tokenDueBy: try data["tokenDueBy"].timestamp(),
+                    unconfirmedInARow: try data["unconfirmedInARow"].count(),
+                    tokenSuspect: try data["tokenSuspect"].bool()
+                )
+            )
         }
     }
 
@@ -259,6 +275,12 @@ struct DataMember {
     func number() throws -> Double {
         guard case .number(let number) = try parsed() else { throw wrong("a number") }
         return number.double
+    }
+
+    /// A whole number ≥ 0.
+    func count() throws -> Int {
+        guard let count = Int(exactly: try number()), count >= 0 else { throw wrong("a whole number ≥ 0") }
+        return count
     }
 
     func bool() throws -> Bool {

@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0033, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0034, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0033_triggers.sql, in one transaction.
+-- 0034_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -877,6 +877,29 @@ CREATE TABLE public.reload_workers (
     heartbeat_at timestamp with time zone NOT NULL
 );
 
+CREATE TABLE public.remote_starts (
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    activity_type text NOT NULL,
+    token text NOT NULL,
+    "position" bigint NOT NULL,
+    accepted_at timestamp with time zone NOT NULL,
+    verdict text,
+    settled_at timestamp with time zone,
+    CONSTRAINT remote_starts_check CHECK (((verdict IS NULL) = (settled_at IS NULL))),
+    CONSTRAINT remote_starts_verdict_check CHECK ((verdict = ANY (ARRAY['confirmed'::text, 'unconfirmed'::text, 'dismissed'::text])))
+);
+
+CREATE VIEW public.remote_start_verdicts_per_minute AS
+ SELECT date_trunc('minute'::text, remote_starts.settled_at) AS minute,
+    remote_starts.app_id,
+    remote_starts.verdict,
+    count(*) AS starts
+   FROM public.remote_starts
+  WHERE (remote_starts.verdict IS NOT NULL)
+  GROUP BY (date_trunc('minute'::text, remote_starts.settled_at)), remote_starts.app_id, remote_starts.verdict;
+
 CREATE VIEW public.state_intervals AS
  WITH transitions AS (
          SELECT events.app_id,
@@ -1138,6 +1161,13 @@ CREATE INDEX reload_deliveries_before_partitions_app_id_device_id_id_idx ON publ
 
 CREATE INDEX activities_by_device ON public.activities USING btree (app_id, device_id) WHERE (device_id IS NOT NULL);
 
+ALTER TABLE ONLY public.remote_starts
+    ADD CONSTRAINT remote_starts_pkey PRIMARY KEY (app_id, activity_id);
+
+CREATE INDEX remote_starts_waiting ON public.remote_starts USING btree (accepted_at) WHERE (verdict IS NULL);
+
+CREATE INDEX remote_starts_of_token ON public.remote_starts USING btree (app_id, device_id, activity_type, token, accepted_at);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
@@ -1381,6 +1411,11 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.reload_tokens TO liveline_serv
 GRANT SELECT ON TABLE public.reload_tokens TO liveline_dashboard;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.reload_workers TO liveline_service;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.remote_starts TO liveline_service;
+GRANT SELECT ON TABLE public.remote_starts TO liveline_dashboard;
+
+GRANT SELECT ON TABLE public.remote_start_verdicts_per_minute TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
 
