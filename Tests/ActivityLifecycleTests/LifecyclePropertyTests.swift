@@ -83,6 +83,17 @@ struct LifecyclePropertyTests {
             case 6: return .markStale
             case 7: return .end(.init(dismissal: .default, reason: .lifetimeExceeded))
             case 8: return .dismiss(.deadline)
+            case 9:
+                let accepted = now - .seconds(p % 1_200)
+                return .flagUnconfirmedStart(
+                    UnconfirmedStart(
+                        pushToStartToken: "start-\(p % 2)",
+                        acceptedAt: accepted,
+                        tokenDueBy: accepted + .seconds(600),
+                        unconfirmedInARow: 1 + p % 4,
+                        tokenSuspect: p % 4 == 3
+                    )
+                )
             default: return .update(.init(content: ActivityContent(contentState: .empty), priority: .high))
             }
         }
