@@ -23,6 +23,8 @@ public struct EventStore: Sendable {
     public let notifier: AppendNotifier?
     /// Where commands wait for a writer.
     let commands: CommandQueue
+    /// The database's name, for the spans of commits.
+    let databaseName: String?
 
     /// A request was refused because the database cannot be reached (the store threw
     /// `EventStoreError.databaseUnavailable`): counted in the outage, which is logged once when
@@ -39,6 +41,7 @@ public struct EventStore: Sendable {
         self.pool = pool
         self.lifecycle = lifecycle
         self.notifier = notifier
+        self.databaseName = ConnectionString.database(in: pool.configuration.connectionString)
         self.commands = CommandQueue(
             pool: pool,
             lifecycle: lifecycle,

@@ -73,6 +73,7 @@ struct CommandEnvironment {
     ) throws -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let traces = try TraceExport.start(environment: ProcessInfo.processInfo.environment, logger: logger)
         let listener = try AppendListener(connectionString: databaseURL, logger: logger)
         let notifier = AppendNotifier(pool: pool)
         let store = EventStore(
@@ -104,7 +105,8 @@ struct CommandEnvironment {
             store: store,
             listener: listener,
             secretKey: secretKey,
-            client: client
+            client: client,
+            tracesPushes: traces != nil
         )
         return try buildApplication(
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
@@ -119,9 +121,11 @@ struct CommandEnvironment {
                 },
                 metrics: registry,
                 delivery: deliveryHealth,
-                maintenance: maintenanceHealth
+                maintenance: maintenanceHealth,
+                tracing: traces != nil
             ),
-            services: before + [pool, listener, notifier, startup]
+            // The traces' exporter starts first and stops last, so that every span goes out.
+            services: (traces.map { [$0] } ?? []) + before + [pool, listener, notifier, startup]
                 + ([worker, maintenance] + delivery).map { AfterStartup(gate: gate, service: $0) },
             beforeServing: { try await gate.opened() },
             logger: logger
@@ -151,7 +155,8 @@ struct CommandEnvironment {
         store: EventStore,
         listener: AppendListener,
         secretKey: SecretKey?,
-        client: APNsClient?
+        client: APNsClient?,
+        tracesPushes: Bool
     ) -> (services: [any Service], health: DeliveryHealth?) {
         guard let secretKey, let client else {
             logger.notice(
@@ -166,6 +171,7 @@ struct CommandEnvironment {
         let health = DeliveryHealth()
         var deliveryConfiguration = DeliveryWorker.Configuration()
         deliveryConfiguration.maximumInFlight = configuration.deliveryInFlight
+        deliveryConfiguration.tracesPushes = tracesPushes
         let worker = DeliveryWorker(
             store: store,
             client: client,

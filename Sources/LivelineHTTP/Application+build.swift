@@ -31,6 +31,8 @@ public struct APIDependencies: Sendable {
     public var maintenance: MaintenanceHealth?
     /// The time commands are decided at.
     public var clock: @Sendable () -> Timestamp
+    /// Whether requests are traced (a span each, continuing a caller's `traceparent`).
+    public var tracing: Bool
 
     public init(
         store: EventStore,
@@ -42,7 +44,8 @@ public struct APIDependencies: Sendable {
         metrics: PrometheusCollectorRegistry,
         delivery: DeliveryHealth? = nil,
         maintenance: MaintenanceHealth? = nil,
-        clock: @escaping @Sendable () -> Timestamp = Timestamp.now
+        clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
+        tracing: Bool = false
     ) {
         self.store = store
         self.migrator = migrator
@@ -54,6 +57,7 @@ public struct APIDependencies: Sendable {
         self.delivery = delivery
         self.maintenance = maintenance
         self.clock = clock
+        self.tracing = tracing
     }
 }
 
@@ -98,6 +102,10 @@ public func buildApplication(
     )
     let writes = ActivityWriteRoutes<BasicRequestContext>(api: api, authenticator: authenticator, problems: problems)
     let router = Router()
+    if dependencies.tracing {
+        // Outermost, so that the span holds everything the request meets, refusals included.
+        router.add(middleware: TracingMiddleware())
+    }
     router.add(
         middleware: RouterProblemMiddleware(
             allowedMethods: AllowedMethods(operations.registered + ActivityWriteRoutes<BasicRequestContext>.operations)

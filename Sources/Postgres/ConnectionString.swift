@@ -45,6 +45,19 @@ extension ConnectionString {
         return pairs.joined(separator: " ")
     }
 
+    /// The database a connection string names (`dbname`), or `nil` when it names none (libpq
+    /// then takes the user's name) or cannot be parsed.
+    public static func database(in string: String) -> String? {
+        guard let options = PQconninfoParse(string, nil) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "dbname" { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
+
     /// A conninfo value: single-quoted, with backslashes and quotes escaped.
     private static func quoted(_ value: String) -> String {
         "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"

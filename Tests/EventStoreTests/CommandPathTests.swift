@@ -10,7 +10,7 @@ import Testing
 struct CommandPathTests {
     @Test(
         "the load, a lone append and a batch's statement are planned once per session, not again on every execution",
-        arguments: ["%FROM liveline_batch_commands(%", "%, liveline_append(%", "%liveline_append_batch(%"]
+        arguments: ["%FROM liveline_batch_commands(%", "%, \"liveline_append\"(%", "%\"liveline_append_batch\"(%"]
     )
     func plannedOnce(statement: String) async throws {
         let fixture = try await StoreFixture.make()

@@ -27,7 +27,7 @@ struct LogPartitionTests {
 
     /// The tables split by time.
     private static let parents = [
-        "events", "deliveries", "push_token_invalidations", "rejections", "reload_deliveries",
+        "events", "deliveries", "push_token_invalidations", "rejections", "reload_deliveries", "event_traces",
     ]
 
     /// The partitions of `parent`, oldest first, as `log_partitions` records them.

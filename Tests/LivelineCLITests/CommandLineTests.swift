@@ -44,8 +44,8 @@ struct CommandLineTests {
         }
         #expect(
             lengths == [
-                "deliveries 00:01:00", "events 00:01:00", "push_token_invalidations 00:01:00", "rejections 00:01:00",
-                "reload_deliveries 00:01:00",
+                "deliveries 00:01:00", "event_traces 00:01:00", "events 00:01:00", "push_token_invalidations 00:01:00",
+                "rejections 00:01:00", "reload_deliveries 00:01:00",
             ]
         )
     }

@@ -38,6 +38,8 @@ public struct APNsRequest: Hashable, Sendable {
     /// A push-to-start (`event: start`): the device token is the device's push-to-start token,
     /// and the push is never sent a second time once APNs may have received it.
     public let startsActivity: Bool
+    /// A Live Activity push's `event` (`start`, `update`, `end`); `nil` for a reload.
+    public let event: String?
 
     public init(
         destination: Destination,
@@ -47,7 +49,8 @@ public struct APNsRequest: Hashable, Sendable {
         expiration: Timestamp,
         apnsID: String,
         body: [UInt8],
-        startsActivity: Bool = false
+        startsActivity: Bool = false,
+        event: String? = nil
     ) {
         self.destination = destination
         self.pushType = pushType
@@ -57,6 +60,7 @@ public struct APNsRequest: Hashable, Sendable {
         self.apnsID = apnsID
         self.body = body
         self.startsActivity = startsActivity
+        self.event = event
     }
 
     /// APNs refuses a larger body to a device (`PayloadTooLarge`).

@@ -14,6 +14,15 @@ struct LiveActivityPayload {
         var startsActivity: Bool {
             if case .start = self { true } else { false }
         }
+
+        /// The payload's `event`.
+        var event: String {
+            switch self {
+            case .start: "start"
+            case .update: "update"
+            case .end: "end"
+            }
+        }
     }
 
     let kind: Kind
@@ -28,7 +37,7 @@ struct LiveActivityPayload {
         aps.add("timestamp", .seconds(timestamp))
         switch kind {
         case .start(let attributesType, let attributes, let channelID):
-            aps.add("event", .string("start"))
+            aps.add("event", .string(kind.event))
             aps.add("attributes-type", .string(attributesType))
             aps.add("attributes", attributes)
             if let channelID {
@@ -37,9 +46,9 @@ struct LiveActivityPayload {
                 aps.add("input-push-token", .number(JSONNumber(1)))
             }
         case .update:
-            aps.add("event", .string("update"))
+            aps.add("event", .string(kind.event))
         case .end(let dismissalDate):
-            aps.add("event", .string("end"))
+            aps.add("event", .string(kind.event))
             aps.add("dismissal-date", dismissalDate.map(JSONValue.seconds))
         }
         aps.add("content-state", content.contentState)

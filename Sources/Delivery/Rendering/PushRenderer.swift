@@ -110,7 +110,8 @@ public struct PushRenderer: Sendable {
             expiration: expiration,
             apnsID: Self.apnsID(of: event),
             body: body,
-            startsActivity: kind.startsActivity
+            startsActivity: kind.startsActivity,
+            event: kind.event
         )
         guard body.count <= request.maximumBodySize else {
             return .undeliverable(.payloadTooLarge(size: body.count, limit: request.maximumBodySize))

@@ -16,6 +16,8 @@ extension DeliveryBook {
         let attempt: Int
         /// The widget reload its event asked for, requested once the push is settled.
         let reload: ActivityReload?
+        /// Held while its app was suspended, and offered again.
+        let resumed: Bool
 
         init(_ push: ActivityLane.Push, of stream: StreamID, credentials: APNsCredentials) {
             self.stream = stream
@@ -27,6 +29,7 @@ extension DeliveryBook {
             self.credentials = credentials
             attempt = push.attempts + 1
             reload = push.reload
+            resumed = push.resumesHold
         }
     }
 

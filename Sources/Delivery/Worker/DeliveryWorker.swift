@@ -46,6 +46,9 @@ public struct DeliveryWorker: Service {
         /// (a wake, the book's lock, a hop to the APNs connections): 2 ms of spacing served 11–20 %
         /// more HTTP updates with delivery on, in pairs (BENCHMARKS.md). A backlog is read without it.
         public var turnSpacing: Duration = .milliseconds(2)
+        /// Whether each push APNs answers is traced (`PushTraces`): when the process exports
+        /// traces.
+        public var tracesPushes = false
 
         public init() {}
     }
@@ -60,6 +63,7 @@ public struct DeliveryWorker: Service {
     let logger: Logger
     let metrics: DeliveryMetrics
     let health: DeliveryHealth
+    let traces: PushTraces?
 
     /// - Parameters:
     ///   - secretKey: opens the apps' sealed APNs keys.
@@ -88,6 +92,7 @@ public struct DeliveryWorker: Service {
         self.logger = logger
         self.metrics = DeliveryMetrics(factory: metrics)
         self.health = health
+        self.traces = configuration.tracesPushes ? PushTraces(store: store, logger: logger) : nil
     }
 
     public func run() async throws {
@@ -213,6 +218,16 @@ public struct DeliveryWorker: Service {
         for (answer, record) in zip(answered, records) {
             metrics.answered(record, committedAt: answer.send.committedAt, answeredAt: answer.at)
         }
+        traces?.record(
+            zip(answered, records).map { answer, record in
+                PushTraces.Answered(
+                    send: answer.send,
+                    record: record,
+                    sentAt: answer.at - answer.latency,
+                    answeredAt: answer.at
+                )
+            }
+        )
     }
 
     /// Logs what the book noticed (streams it cannot fold, and their recovery), and counts the

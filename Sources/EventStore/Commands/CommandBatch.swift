@@ -213,7 +213,8 @@ enum CommandBatch {
                 from: before,
                 to: after,
                 lifecycle,
-                idempotency: pending.idempotency
+                idempotency: pending.idempotency,
+                trace: pending.trace?.context
             )
         )
     }

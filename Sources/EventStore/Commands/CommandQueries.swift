@@ -170,20 +170,40 @@ enum CommandQueries {
         _ connection: Connection
     ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
         let rules = rules.arguments
+        let isLone = appends.count == 1 && rejections.isEmpty
+        let (function, steps) =
+            isLone
+            ? ("liveline_append", arguments(appends[0]))
+            : ("liveline_append_batch", arguments(appends, recording: rejections))
+        let traced = appends.indices.filter { appends[$0].trace != nil }
         let rows =
-            if appends.count == 1, rejections.isEmpty {
+            if traced.isEmpty {
                 try connection.query(
                     """
                     SELECT first_position, recorded_at, refusal, refusal_detail
-                    FROM liveline_rules_unchanged(\(arguments: rules)), liveline_append(\(arguments: arguments(appends[0])))
+                    FROM liveline_rules_unchanged(\(arguments: rules)), \(identifier: function)(\(arguments: steps))
                     """
                 )
             } else {
+                // In the same statement: each written event of a sampled request with its trace context.
                 try connection.query(
                     """
-                    SELECT first_position, recorded_at, refusal, refusal_detail
-                    FROM liveline_rules_unchanged(\(arguments: rules)),
-                        liveline_append_batch(\(arguments: arguments(appends, recording: rejections)))
+                    WITH appended AS (
+                        SELECT r.* FROM liveline_rules_unchanged(\(arguments: rules)),
+                            \(identifier: function)(\(arguments: steps))
+                                WITH ORDINALITY AS r(first_position, recorded_at, refusal, refusal_detail, n)
+                    ), traces AS (
+                        INSERT INTO event_traces (position, recorded_at, traceparent, tracestate)
+                        SELECT a.first_position + k, a.recorded_at, t.traceparent, t.tracestate
+                        FROM unnest(\(PostgresArray(traced.map { Int64($0 + 1) })),
+                                \(PostgresArray(traced.map { Int32(appends[$0].events.count) })),
+                                \(PostgresArray(traced.map { appends[$0].trace!.traceparent })),
+                                \(PostgresArray(traced.map { appends[$0].trace!.tracestate })))
+                            AS t(n, events, traceparent, tracestate)
+                        JOIN appended a ON a.n = t.n AND a.refusal IS NULL
+                        CROSS JOIN LATERAL generate_series(0, t.events - 1) AS k
+                    )
+                    SELECT first_position, recorded_at, refusal, refusal_detail FROM appended ORDER BY n
                     """
                 )
             }

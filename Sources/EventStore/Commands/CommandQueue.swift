@@ -57,7 +57,8 @@ final class CommandQueue: Sendable {
         on stream: StreamID,
         at now: Timestamp,
         expectedVersion: Int?,
-        idempotency: IdempotencyKey?
+        idempotency: IdempotencyKey?,
+        trace: CommandTrace?
     ) async throws -> CommandResult {
         try await withCheckedThrowingContinuation { continuation in
             let pending = PendingCommand(
@@ -66,6 +67,7 @@ final class CommandQueue: Sendable {
                 now: now,
                 expectedVersion: expectedVersion,
                 idempotency: idempotency,
+                trace: trace,
                 answer: continuation
             )
             let startsWriter = schedule.withLock { $0.enqueue(pending) }
@@ -147,6 +149,7 @@ final class CommandQueue: Sendable {
         var retries: [PendingCommand] = []
         var appended = false
         for (pending, answer) in zip(batch, answers) {
+            pending.trace?.committed(inBatchOf: batch.count)
             switch answer {
             case .result(let result):
                 StoreMetrics.record(result)

@@ -8,6 +8,8 @@ struct PendingCommand: Sendable {
     let now: Timestamp
     let expectedVersion: Int?
     let idempotency: IdempotencyKey?
+    /// Its sampled request's commit span and trace context, kept with its events.
+    let trace: CommandTrace?
     /// How many times it was decided already, in batches that another command on its activity
     /// beat to the append.
     var decided = 0

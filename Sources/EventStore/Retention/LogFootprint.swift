@@ -4,7 +4,7 @@ public struct LogFootprint: Sendable, Equatable {
     /// The tables that grow with traffic.
     static let growingTables = [
         "events", "activities", "deliveries", "idempotency_keys", "rejections", "push_token_invalidations",
-        "push_to_start_token_changes", "reload_token_changes", "reload_tokens",
+        "push_to_start_token_changes", "reload_token_changes", "reload_tokens", "event_traces", "remote_starts",
     ]
 
     /// Bytes of each table that grows with traffic, its indexes and partitions included.

@@ -139,6 +139,7 @@ enum PartitionRetirementQueries {
         switch parent {
         case "events": ["app_id", "activity_id", "version"]
         case "deliveries": ["position", "id"]
+        case "event_traces": ["position"]
         default: ["id"]
         }
     }

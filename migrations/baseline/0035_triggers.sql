@@ -1,4 +1,4 @@
--- The baseline: the schema of migrations 0001 to 0034, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0035, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- The triggers, which name the functions.
@@ -22,6 +22,8 @@ CREATE TRIGGER broadcast_channels_guard BEFORE DELETE OR UPDATE ON public.broadc
 CREATE TRIGGER deliveries_append_only BEFORE DELETE OR UPDATE ON public.deliveries FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
 CREATE TRIGGER delivery_suspensions_append_only BEFORE DELETE OR UPDATE ON public.delivery_suspensions FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
+
+CREATE TRIGGER event_traces_append_only BEFORE DELETE OR UPDATE ON public.event_traces FOR EACH ROW EXECUTE FUNCTION public.liveline_refuse_history_change();
 
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.liveline_refuse_event_change();
 

@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0034, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0035, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0034_triggers.sql, in one transaction.
+-- 0035_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -415,6 +415,25 @@ CREATE TABLE public.device_open_counts (
     CONSTRAINT device_open_counts_open_check CHECK ((open >= 0))
 );
 
+CREATE TABLE public.event_traces (
+    "position" bigint NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    traceparent text NOT NULL,
+    tracestate text,
+    CONSTRAINT event_traces_traceparent_check CHECK ((traceparent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
+    CONSTRAINT event_traces_tracestate_check CHECK ((length(tracestate) <= 512))
+)
+PARTITION BY RANGE (recorded_at);
+
+CREATE TABLE public.event_traces_before_partitions (
+    "position" bigint NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    traceparent text NOT NULL,
+    tracestate text,
+    CONSTRAINT event_traces_traceparent_check CHECK ((traceparent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'::text)),
+    CONSTRAINT event_traces_tracestate_check CHECK ((length(tracestate) <= 512))
+);
+
 CREATE TABLE public.events_before_partitions (
     "position" bigint NOT NULL,
     transaction_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
@@ -543,7 +562,7 @@ CREATE TABLE public.log_partitions (
     archive jsonb,
     retired_at timestamp with time zone,
     CONSTRAINT log_partitions_check CHECK ((to_time > from_time)),
-    CONSTRAINT log_partitions_parent_check CHECK ((parent = ANY (ARRAY['events'::text, 'deliveries'::text, 'push_token_invalidations'::text, 'rejections'::text, 'reload_deliveries'::text])))
+    CONSTRAINT log_partitions_parent_check CHECK ((parent = ANY (ARRAY['events'::text, 'deliveries'::text, 'push_token_invalidations'::text, 'rejections'::text, 'reload_deliveries'::text, 'event_traces'::text])))
 );
 
 CREATE VIEW public.log_partition_sizes AS
@@ -962,6 +981,8 @@ CREATE VIEW public.time_in_state AS
 
 ALTER TABLE ONLY public.deliveries ATTACH PARTITION public.deliveries_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
 
+ALTER TABLE ONLY public.event_traces ATTACH PARTITION public.event_traces_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
+
 ALTER TABLE ONLY public.events ATTACH PARTITION public.events_before_partitions FOR VALUES FROM (MINVALUE) TO ('2000-01-01 00:00:00+00');
 
 ALTER TABLE ONLY public.push_token_invalidations ATTACH PARTITION public.push_token_invalidations_before_partitions FOR VALUES FROM (MINVALUE) TO (date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'));
@@ -1168,7 +1189,15 @@ CREATE INDEX remote_starts_waiting ON public.remote_starts USING btree (accepted
 
 CREATE INDEX remote_starts_of_token ON public.remote_starts USING btree (app_id, device_id, activity_type, token, accepted_at);
 
+ALTER TABLE ONLY public.event_traces
+    ADD CONSTRAINT event_traces_pkey PRIMARY KEY ("position", recorded_at);
+
+ALTER TABLE ONLY public.event_traces_before_partitions
+    ADD CONSTRAINT event_traces_before_partitions_pkey PRIMARY KEY ("position", recorded_at);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
+
+ALTER INDEX public.event_traces_pkey ATTACH PARTITION public.event_traces_before_partitions_pkey;
 
 ALTER INDEX public.events_stream_version ATTACH PARTITION public.events_before_partitions_app_id_activity_id_version_stream__key;
 
@@ -1325,6 +1354,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.delivery_workers TO liveline_s
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_open_counts TO liveline_service;
 GRANT SELECT ON TABLE public.device_open_counts TO liveline_dashboard;
 
+GRANT SELECT,INSERT ON TABLE public.event_traces TO liveline_service;
+GRANT SELECT ON TABLE public.event_traces TO liveline_dashboard;
+
 GRANT SELECT,INSERT ON TABLE public.events_before_partitions TO liveline_service;
 GRANT SELECT ON TABLE public.events_before_partitions TO liveline_dashboard;
 
@@ -1467,7 +1499,8 @@ INSERT INTO public.log_partitions (table_name, parent, from_time, to_time, creat
 	('deliveries_before_partitions', 'deliveries', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
 	('push_token_invalidations_before_partitions', 'push_token_invalidations', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
 	('rejections_before_partitions', 'rejections', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
-	('reload_deliveries_before_partitions', 'reload_deliveries', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL);
+	('reload_deliveries_before_partitions', 'reload_deliveries', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL),
+	('event_traces_before_partitions', 'event_traces', '-infinity', date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), now(), date_bin('1 day'::interval, now(), '2000-01-01 00:00:00+00'), NULL, NULL);
 
 INSERT INTO public.reload_shards (shard, owner, lease_expires_at) VALUES
 	(0, NULL, NULL),
