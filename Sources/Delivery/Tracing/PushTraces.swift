@@ -1,7 +1,6 @@
 import ActivityLifecycle
 import CanonicalJSON
 import EventStore
-import Logging
 import Tracing
 
 /// The spans of pushes APNs answered, made once the answer came, with the times it was sent and
@@ -9,17 +8,12 @@ import Tracing
 ///
 /// - `push <event>`: the push (`start`, `update`, `end`; kind, attempt, `apns-id`, APNs' status
 ///   and reason, the outcome). A first attempt of an event that a sampled request appended joins
-///   that request's trace (the trace context kept with the event), starting when the event was
-///   committed, so the queue's wait shows; a retry, a push held while its app was suspended and
-///   sent again, and a push of an event no sampled request made (a deadline's, a device's) start
-///   a trace of their own, linked to the request's where there is one.
+///   that request's trace (the trace context read with the event), starting when the event was
+///   committed, so the queue's wait shows; a retry, and a push held while its app was suspended
+///   and sent again, start a trace of their own, linked to the request's. A push of an event of
+///   a deadline or a device starts a trace of its own; one of an unsampled request's, none.
 /// - `APNs answer`, inside it: from the request leaving to APNs' answer.
-///
-/// The trace contexts are read after the answers, off the delivery loop.
 struct PushTraces: Sendable {
-    let store: EventStore
-    let logger: Logger
-
     /// A push APNs answered: what was sent, what was recorded of it, and when.
     struct Answered: Sendable {
         let send: DeliveryBook.Send
@@ -28,23 +22,14 @@ struct PushTraces: Sendable {
         let answeredAt: CanonicalJSON.Timestamp
     }
 
-    /// Makes the spans of `answered` in a task of their own.
+    /// Makes the spans of `answered`.
     func record(_ answered: [Answered]) {
-        guard !answered.isEmpty else { return }
-        Task { await emit(answered) }
-    }
-
-    func emit(_ answered: [Answered]) async {
-        let contexts: [Int64: TraceContext]
-        do {
-            contexts = try await store.traceContexts(of: answered.map { ($0.send.position, $0.send.committedAt) })
-        } catch {
-            // The spans go without the requests' traces: each starts one of its own.
-            logger.debug("the pushes' trace contexts could not be read", metadata: ["error": "\(error)"])
-            contexts = [:]
-        }
         for push in answered {
-            span(of: push, requestedIn: contexts[push.send.position])
+            switch push.send.trace {
+            case .none: continue
+            case .request(let context): span(of: push, requestedIn: context)
+            case .own: span(of: push, requestedIn: nil)
+            }
         }
     }
 
@@ -58,6 +43,8 @@ struct PushTraces: Sendable {
             ofKind: .producer,
             at: Self.instant(joinsRequest ? min(send.committedAt, push.sentAt) : push.sentAt)
         )
+        // A trace of its own not sampled: nothing more to make.
+        guard span.isRecording else { return span.end() }
         if let request, !joinsRequest {
             span.addLink(SpanLink(context: request.serviceContext, attributes: [:]))
         }

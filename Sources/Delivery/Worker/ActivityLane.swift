@@ -24,6 +24,8 @@ struct ActivityLane {
         var resumesHold = false
         /// The widget reload its event asked for, requested once the push is settled.
         var reload: ActivityReload? = nil
+        /// Which trace its spans go to.
+        var trace: PushTrace = .none
     }
 
     private(set) var onTheWire: Push?

@@ -9,13 +9,15 @@ struct DatabaseLedger: DeliveryLedger {
     let secretKey: SecretKey
     let workerID: String
     let logger: Logger
+    /// Whether events are read with the trace contexts of the requests that appended them.
+    var readsTraceContexts = false
 
     func events(after position: Int64, limit: Int) async throws -> [StoredEvent] {
-        try await store.events(after: position, limit: limit)
+        try await store.events(after: position, limit: limit, withTraceContexts: readsTraceContexts)
     }
 
     func histories(_ requests: [StreamID: HistoryRequest]) async throws -> StreamHistories {
-        try await store.deliveryHistories(requests)
+        try await store.deliveryHistories(requests, withTraceContexts: readsTraceContexts)
     }
 
     func app(_ app: AppID, at now: Timestamp) async throws -> AppDelivery? {

@@ -18,6 +18,8 @@ extension DeliveryBook {
         let reload: ActivityReload?
         /// Held while its app was suspended, and offered again.
         let resumed: Bool
+        /// Which trace its spans go to.
+        let trace: PushTrace
 
         init(_ push: ActivityLane.Push, of stream: StreamID, credentials: APNsCredentials) {
             self.stream = stream
@@ -30,6 +32,7 @@ extension DeliveryBook {
             attempt = push.attempts + 1
             reload = push.reload
             resumed = push.resumesHold
+            trace = push.trace
         }
     }
 

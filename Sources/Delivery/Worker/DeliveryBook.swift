@@ -200,7 +200,8 @@ struct DeliveryBook {
                 committedAt: stored.recordedAt,
                 notBefore: now,
                 resumesHold: resumed,
-                reload: reload
+                reload: reload,
+                trace: PushTrace(of: stored)
             )
             let superseded =
                 resumed

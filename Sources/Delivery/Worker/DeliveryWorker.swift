@@ -92,7 +92,7 @@ public struct DeliveryWorker: Service {
         self.logger = logger
         self.metrics = DeliveryMetrics(factory: metrics)
         self.health = health
-        self.traces = configuration.tracesPushes ? PushTraces(store: store, logger: logger) : nil
+        self.traces = configuration.tracesPushes ? PushTraces() : nil
     }
 
     public func run() async throws {
@@ -101,7 +101,13 @@ public struct DeliveryWorker: Service {
         )
         let cycle = DeliveryCycle(
             book: book,
-            ledger: DatabaseLedger(store: store, secretKey: secretKey, workerID: workerID, logger: logger),
+            ledger: DatabaseLedger(
+                store: store,
+                secretKey: secretKey,
+                workerID: workerID,
+                logger: logger,
+                readsTraceContexts: configuration.tracesPushes
+            ),
             batchSize: configuration.batchSize,
             appRefresh: configuration.appRefresh,
             clock: clock

@@ -9,12 +9,27 @@ public struct StoredEvent: Hashable, Sendable {
     public let event: ActivityEvent
     /// When the writing transaction ran.
     public let recordedAt: Timestamp
+    /// The trace context of the sampled request that appended it, when it was read with it
+    /// (`EventStore.events(after:limit:withTraceContexts:)`).
+    public let traceContext: TraceContext?
 
-    public init(position: Int64, stream: StreamID, event: ActivityEvent, recordedAt: Timestamp) {
+    public init(
+        position: Int64,
+        stream: StreamID,
+        event: ActivityEvent,
+        recordedAt: Timestamp,
+        traceContext: TraceContext? = nil
+    ) {
         self.position = position
         self.stream = stream
         self.event = event
         self.recordedAt = recordedAt
+        self.traceContext = traceContext
+    }
+
+    /// The same event, with the trace context kept with it.
+    func traced(_ context: TraceContext?) -> StoredEvent {
+        StoredEvent(position: position, stream: stream, event: event, recordedAt: recordedAt, traceContext: context)
     }
 }
 
