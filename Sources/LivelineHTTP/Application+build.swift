@@ -104,7 +104,7 @@ public func buildApplication(
     let router = Router()
     if dependencies.tracing {
         // Outermost, so that the span holds everything the request meets, refusals included.
-        router.add(middleware: TracingMiddleware())
+        router.add(middleware: RequestTracing())
     }
     router.add(
         middleware: RouterProblemMiddleware(

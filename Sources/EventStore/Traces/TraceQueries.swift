@@ -12,7 +12,11 @@ enum TraceQueries {
             """
             SELECT \(columnsOf: EventRow.Column.self, in: "e."), t.traceparent, t.tracestate
             FROM liveline_events_after(\(position), \(limit), NULL) AS e
-            LEFT JOIN event_traces t ON t.position = e.position AND t.recorded_at = e.recorded_at
+            -- A probe of the one partition of the event's time per event, never a scan.
+            LEFT JOIN LATERAL (
+                SELECT traceparent, tracestate FROM event_traces t
+                WHERE t.position = e.position AND t.recorded_at = e.recorded_at
+            ) AS t ON true
             ORDER BY e.position
             """
         ).map { row in
