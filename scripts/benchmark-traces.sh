@@ -44,10 +44,11 @@ table_bytes() {
 
 # run LABEL ENV...: one run with the server's environment ENV.
 run() {
-    local label="$1" sink_before wal_before events_before traces_before requests
+    local label="$1" sink_before sink_ticks wal_before events_before traces_before requests
     shift
     SERVER_ENV="$*" start_server "$BINARY" "$POOL" demo
     sink_before="$(curl -sf "http://127.0.0.1:$SINK_PORT/count")"
+    sink_ticks="$(process_ticks "$SINK")"
     wal_before="$(sql 'SELECT pg_current_wal_lsn()')"
     events_before="$(table_bytes events)"
     traces_before="$(table_bytes event_traces)"
@@ -64,8 +65,8 @@ run() {
                 round(($(table_bytes event_traces) - $traces_before)::numeric / $requests),
                 (SELECT count(*) FROM event_traces)" |
         awk -F'|' '{printf "      per update: WAL %s B, events %s B, event_traces %s B (%s rows in all)\n", $1, $2, $3, $4}'
-    awk -v e="$exports" -v b="$sink_bytes" -v n="$requests" \
-        'BEGIN {printf "      exported: %d requests to the collector, %.0f B per update\n", e, b / n}'
+    awk -v e="$exports" -v b="$sink_bytes" -v n="$requests" -v t="$(($(process_ticks "$SINK") - sink_ticks))" \
+        -v tick="$(getconf CLK_TCK)" 'BEGIN {printf "      exported: %d requests to the collector, %.0f B per update (the collector: %.0f µs of CPU per update)\n", e, b / n, 1e6 * t / tick / n}'
     wrk_field updates rate >> "$RESULTS/$label.rates"
     stop_server
 }

@@ -10,13 +10,10 @@ enum TraceQueries {
     static func events(after position: Int64, limit: Int, _ connection: Connection) throws -> [StoredEvent] {
         try connection.query(
             """
+            WITH e AS MATERIALIZED (SELECT * FROM liveline_events_after(\(position), \(limit), NULL))
             SELECT \(columnsOf: EventRow.Column.self, in: "e."), t.traceparent, t.tracestate
-            FROM liveline_events_after(\(position), \(limit), NULL) AS e
-            -- A probe of the one partition of the event's time per event, never a scan.
-            LEFT JOIN LATERAL (
-                SELECT traceparent, tracestate FROM event_traces t
-                WHERE t.position = e.position AND t.recorded_at = e.recorded_at
-            ) AS t ON true
+            FROM e LEFT JOIN liveline_event_traces(
+                (SELECT array_agg(position) FROM e), (SELECT array_agg(recorded_at) FROM e)) AS t USING (position)
             ORDER BY e.position
             """
         ).map { row in
@@ -28,23 +25,21 @@ enum TraceQueries {
         }
     }
 
-    /// The trace contexts kept with `events`, by position; the events' commit times narrow the
-    /// search to their partitions.
+    /// The trace contexts kept with `events`, by position; each event's commit time leads to its
+    /// partition (`liveline_event_traces`).
     static func contexts(
         of events: [(position: Int64, recordedAt: Timestamp)],
         _ connection: Connection
     ) throws
         -> [Int64: TraceContext]
     {
-        guard let earliest = events.map(\.recordedAt).min(), let latest = events.map(\.recordedAt).max() else {
-            return [:]
-        }
+        guard !events.isEmpty else { return [:] }
         var contexts: [Int64: TraceContext] = [:]
         for row in try connection.query(
             """
-            SELECT position, traceparent, tracestate FROM event_traces
-            WHERE recorded_at BETWEEN \(PostgresTimestamp(earliest)) AND \(PostgresTimestamp(latest))
-              AND position = ANY(\(PostgresArray(events.map(\.position))))
+            SELECT t.position, t.traceparent, t.tracestate FROM liveline_event_traces(
+                \(PostgresArray(events.map(\.position))), \(PostgresArray(events.map { PostgresTimestamp($0.recordedAt) })))
+                AS t
             """
         ) {
             contexts[try row.decode("position")] = TraceContext(
