@@ -192,18 +192,17 @@ enum CommandQueries {
                         SELECT r.* FROM liveline_rules_unchanged(\(arguments: rules)),
                             \(identifier: function)(\(arguments: steps))
                                 WITH ORDINALITY AS r(first_position, recorded_at, refusal, refusal_detail, n)
-                    ), traces AS (
-                        INSERT INTO event_traces (position, recorded_at, traceparent, tracestate)
-                        SELECT a.first_position + k, a.recorded_at, t.traceparent, t.tracestate
+                    ), kept AS (
+                        SELECT liveline_keep_traces(array_agg(a.first_position), array_agg(a.recorded_at),
+                            array_agg(t.events), array_agg(t.traceparent), array_agg(t.tracestate))
                         FROM unnest(\(PostgresArray(traced.map { Int64($0 + 1) })),
                                 \(PostgresArray(traced.map { Int32(appends[$0].events.count) })),
                                 \(PostgresArray(traced.map { appends[$0].trace!.traceparent })),
                                 \(PostgresArray(traced.map { appends[$0].trace!.tracestate })))
                             AS t(n, events, traceparent, tracestate)
                         JOIN appended a ON a.n = t.n AND a.refusal IS NULL
-                        CROSS JOIN LATERAL generate_series(0, t.events - 1) AS k
                     )
-                    SELECT first_position, recorded_at, refusal, refusal_detail FROM appended ORDER BY n
+                    SELECT first_position, recorded_at, refusal, refusal_detail FROM appended, kept ORDER BY n
                     """
                 )
             }
