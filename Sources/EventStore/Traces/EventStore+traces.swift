@@ -1,5 +1,4 @@
 public import ActivityLifecycle
-public import CanonicalJSON
 
 extension EventStore {
     /// `events(after:limit:)`, each event with the trace context of the sampled request that
