@@ -97,7 +97,7 @@ for round in $(seq 1 "$ROUNDS"); do
         cat > "$DATA/update.sql" <<SQL
 \set n :client_id * $PER_CLIENT + random(1, $PER_CLIENT)
 SELECT a.max_open, a.max_open_per_device, a.priority_budget_per_hour, a.frequent_updates, NULL::bigint, NULL::bigint, (SELECT global_max_open FROM service_limits), NULL::integer, r.*, r.version AS v FROM apps a LEFT JOIN liveline_activity_rows r ON r.app_id = a.app_id AND r.activity_id = 'a' || :n WHERE a.app_id = 'bench' \gset
-SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL);
+SELECT first_position, recorded_at FROM liveline_append('bench', 'a' || :n, :v, jsonb_set(:row::jsonb, '{version}', to_jsonb(:v + 1)), ARRAY['activity.updated'], ARRAY[:data::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL, NULL, NULL);
 SQL
     fi
     run_pgbench

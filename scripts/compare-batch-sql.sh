@@ -124,7 +124,7 @@ run_case() {
             array_fill('$type'::text, ARRAY[8]), array_fill('{}'::jsonb, ARRAY[8]), array_fill('app'::text, ARRAY[8]),
             array_fill(now(), ARRAY[8]), array_fill(CASE WHEN $version = 0 THEN 1 ELSE 0 END, ARRAY[8]),
             array_fill(NULL::text, ARRAY[8]), array_fill(NULL::bytea, ARRAY[8]), array_fill(NULL::jsonb, ARRAY[8]),
-            '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}');"
+            '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', NULL, NULL);"
 }
 
 # lone_append ACTIVITY VERSION TYPE CONTENT: a call of liveline_append with one command.
@@ -133,7 +133,7 @@ lone_append() {
             jsonb_build_object('app_id', 'bench', 'activity_id', $1, 'state', 'active', 'version', $2 + 1,
                 'requested_at', now(), 'last_event_at', now(), 'attributes', '{}'::jsonb,
                 'content_state', $4, 'priority_updates', '[]'::jsonb),
-            ARRAY['$3'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL)"
+            ARRAY['$3'], ARRAY['{}'::jsonb], ARRAY['app'], ARRAY[now()], 0, NULL, NULL, NULL, NULL, NULL)"
 }
 
 # One lone case: one call of liveline_append with one command, an opening of the activity the

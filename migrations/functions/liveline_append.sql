@@ -4,7 +4,8 @@
 -- append to an existing activity locks its row, a closing frees its stripes
 -- (`liveline_lock_cap_rows`, `liveline_free_stripes`), and the row is written
 -- (`liveline_update_projections`); then the events and the idempotency key
--- (`liveline_write_events`). Returns one row: the first position and the time recorded, or what
+-- (`liveline_write_events`), with the trace context of a sampled request's command (`p_traceparent`,
+-- `p_tracestate`; NULL for the others). Returns one row: the first position and the time recorded, or what
 -- refused the command (`refusal`, one of `AppendRefusal`'s codes, and its JSON detail), as a
 -- batch returns it; a refused command wrote nothing.
 CREATE OR REPLACE FUNCTION liveline_append(
@@ -19,7 +20,9 @@ CREATE OR REPLACE FUNCTION liveline_append(
     p_open_change integer,
     p_idempotency_key text,
     p_request_sha256 bytea,
-    p_outcome jsonb
+    p_outcome jsonb,
+    p_traceparent text,
+    p_tracestate text
 ) RETURNS TABLE (first_position bigint, recorded_at timestamptz, refusal text, refusal_detail text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -66,7 +69,8 @@ BEGIN
     END IF;
     first_position := (liveline_write_events(ARRAY[1], ARRAY[p_app_id], ARRAY[p_activity_id],
         ARRAY[p_expected_version], ARRAY[v_stream_recorded_at], ARRAY[cardinality(p_types)], p_types, p_data, p_causes,
-        p_occurred_at, ARRAY[p_idempotency_key], ARRAY[p_request_sha256], ARRAY[p_outcome]))[1];
+        p_occurred_at, ARRAY[p_idempotency_key], ARRAY[p_request_sha256], ARRAY[p_outcome],
+        CASE WHEN p_traceparent IS NOT NULL THEN ARRAY[p_traceparent] END, ARRAY[p_tracestate]))[1];
     recorded_at := now();
     RETURN NEXT;
 END

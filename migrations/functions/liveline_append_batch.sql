@@ -2,7 +2,8 @@
 -- among them) written together, the closings' stripes freed together; openings admitted together
 -- when they all fit, else one by one by `liveline_admit_opening`, and written together; the
 -- commands refused before the append recorded with their idempotency keys. Returns, per command
--- in order, its first position or what refused it.
+-- in order, its first position or what refused it. The commands of sampled requests have their
+-- trace contexts kept with their events (`p_traceparents`, `p_tracestates`: NULL when none is).
 --
 -- Its steps are functions of their own, each saying what it does and why: those only a batch
 -- takes (`liveline_batch_*`), and those every append takes, a lone one (`liveline_append`) too:
@@ -43,7 +44,9 @@ CREATE OR REPLACE FUNCTION liveline_append_batch(
     p_rejected_at timestamptz[],
     p_rejected_keys text[],
     p_rejected_request_sha256s bytea[],
-    p_rejected_outcomes jsonb[]
+    p_rejected_outcomes jsonb[],
+    p_traceparents text[],
+    p_tracestates text[]
 ) RETURNS TABLE (first_position bigint, recorded_at timestamptz, refusal text, refusal_detail text)
 LANGUAGE plpgsql
 -- Its statements and its steps' look rows up by key whatever the arrays hold: one plan each per
@@ -162,7 +165,7 @@ BEGIN
         END IF;
         v_positions := liveline_write_events(v_written, p_app_ids, p_activity_ids, p_expected_versions,
             v_locked.stream_recorded_ats, p_event_counts, p_types, p_data, p_causes, p_occurred_at, p_idempotency_keys,
-            p_request_sha256s, p_outcomes);
+            p_request_sha256s, p_outcomes, p_traceparents, p_tracestates);
     END IF;
 
     RETURN QUERY SELECT v_positions[c.i], CASE WHEN v_positions[c.i] IS NOT NULL THEN now() END,

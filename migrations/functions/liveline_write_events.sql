@@ -2,8 +2,10 @@
 -- they take positions) take the transaction's next positions, and their events and idempotency
 -- keys are written. A command's events are its `p_event_counts` entries of the event arrays, in
 -- command order; they go to the partition of the time its stream began
--- (`p_stream_recorded_ats`, per command; NULL for a stream that begins now). Returns, per command
--- number, the first position it took (NULL for a command not written).
+-- (`p_stream_recorded_ats`, per command; NULL for a stream that begins now). A command of a
+-- sampled request has its trace context kept with each of its events (`p_traceparents`,
+-- `p_tracestates`, per command: NULL for the others, or the arrays NULL when none is sampled).
+-- Returns, per command number, the first position it took (NULL for a command not written).
 CREATE OR REPLACE FUNCTION liveline_write_events(
     p_written integer[],
     p_app_ids text[],
@@ -17,7 +19,9 @@ CREATE OR REPLACE FUNCTION liveline_write_events(
     p_occurred_at timestamptz[],
     p_idempotency_keys text[],
     p_request_sha256s bytea[],
-    p_outcomes jsonb[]
+    p_outcomes jsonb[],
+    p_traceparents text[],
+    p_tracestates text[]
 ) RETURNS bigint[]
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -54,6 +58,12 @@ BEGIN
         FROM unnest(v_commands, v_offsets, p_types, p_data, p_causes, p_occurred_at)
             AS e(c, k, type, data, cause, occurred_at)
         WHERE v_positions[e.c] IS NOT NULL;
+    IF p_traceparents IS NOT NULL THEN
+        INSERT INTO event_traces ("position", recorded_at, traceparent, tracestate)
+            SELECT v_positions[e.c] + e.k, now(), p_traceparents[e.c], p_tracestates[e.c]
+            FROM unnest(v_commands, v_offsets) AS e(c, k)
+            WHERE v_positions[e.c] IS NOT NULL AND p_traceparents[e.c] IS NOT NULL;
+    END IF;
     IF array_remove(p_idempotency_keys, NULL) <> '{}' THEN
         INSERT INTO idempotency_keys (app_id, idempotency_key, request_sha256, activity_id, outcome)
             SELECT p_app_ids[p.i], p_idempotency_keys[p.i], p_request_sha256s[p.i], p_activity_ids[p.i], p_outcomes[p.i]

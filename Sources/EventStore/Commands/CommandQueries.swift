@@ -170,42 +170,16 @@ enum CommandQueries {
         _ connection: Connection
     ) throws -> [Result<(Int64, Timestamp), AppendRefusal>] {
         let rules = rules.arguments
-        let isLone = appends.count == 1 && rejections.isEmpty
         let (function, steps) =
-            isLone
+            appends.count == 1 && rejections.isEmpty
             ? ("liveline_append", arguments(appends[0]))
             : ("liveline_append_batch", arguments(appends, recording: rejections))
-        let traced = appends.indices.filter { appends[$0].trace != nil }
-        let rows =
-            if traced.isEmpty {
-                try connection.query(
-                    """
-                    SELECT first_position, recorded_at, refusal, refusal_detail
-                    FROM liveline_rules_unchanged(\(arguments: rules)), \(identifier: function)(\(arguments: steps))
-                    """
-                )
-            } else {
-                // In the same statement: each written event of a sampled request with its trace context.
-                try connection.query(
-                    """
-                    WITH appended AS (
-                        SELECT r.* FROM liveline_rules_unchanged(\(arguments: rules)),
-                            \(identifier: function)(\(arguments: steps))
-                                WITH ORDINALITY AS r(first_position, recorded_at, refusal, refusal_detail, n)
-                    ), kept AS (
-                        SELECT liveline_keep_traces(array_agg(a.first_position), array_agg(a.recorded_at),
-                            array_agg(t.events), array_agg(t.traceparent), array_agg(t.tracestate))
-                        FROM unnest(\(PostgresArray(traced.map { Int64($0 + 1) })),
-                                \(PostgresArray(traced.map { Int32(appends[$0].events.count) })),
-                                \(PostgresArray(traced.map { appends[$0].trace!.traceparent })),
-                                \(PostgresArray(traced.map { appends[$0].trace!.tracestate })))
-                            AS t(n, events, traceparent, tracestate)
-                        JOIN appended a ON a.n = t.n AND a.refusal IS NULL
-                    )
-                    SELECT first_position, recorded_at, refusal, refusal_detail FROM appended, kept ORDER BY n
-                    """
-                )
-            }
+        let rows = try connection.query(
+            """
+            SELECT first_position, recorded_at, refusal, refusal_detail
+            FROM liveline_rules_unchanged(\(arguments: rules)), \(identifier: function)(\(arguments: steps))
+            """
+        )
         guard rows.count == appends.count else {
             throw EventStoreError.unreadableRow("\(appends.count) appends returned \(rows.count) rows")
         }
@@ -238,6 +212,8 @@ enum CommandQueries {
         arguments.append("p_idempotency_key", append.idempotency?.key)
         arguments.append("p_request_sha256", append.idempotency?.requestDigest)
         arguments.append("p_outcome", append.outcome)
+        arguments.append("p_traceparent", append.trace?.traceparent)
+        arguments.append("p_tracestate", append.trace?.tracestate)
         return arguments
     }
 
@@ -274,6 +250,10 @@ enum CommandQueries {
             "p_rejected_outcomes",
             PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })
         )
+        // NULL arrays when no command is a sampled request's: the function keeps nothing then.
+        let traced = appends.contains { $0.trace != nil }
+        arguments.append("p_traceparents", traced ? PostgresArray(appends.map(\.trace?.traceparent)) : nil)
+        arguments.append("p_tracestates", traced ? PostgresArray(appends.map(\.trace?.tracestate)) : nil)
         return arguments
     }
 

@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0035, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0036, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0035_triggers.sql, in one transaction.
+-- 0036_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
