@@ -1,8 +1,9 @@
 -- Sampled requests' trace contexts are written by the append functions themselves (#58): two
--- more arguments of `liveline_append`, `liveline_append_batch` and `liveline_write_events`, NULL
--- for a command of an unsampled request. A batch that holds a sampled command then runs the same
+-- more arguments of `liveline_append`, `liveline_append_batch` and `liveline_write_events` (NULL
+-- for a command of an unsampled request; left out, as they default to NULL, when no command is
+-- sampled, so that such a batch's call is the one it was). A batch that holds a sampled command then runs the same
 -- statement, with the same plans, as any other, instead of a statement of its own around the
--- append (which cost PostgreSQL 60–100 µs an update at 100 % sampling). The functions are defined
+-- append. The functions are defined
 -- again, with their new arguments, from `functions/`; their old signatures go first, so that no
 -- call could reach them (a database made from the baseline has none yet).
 DROP FUNCTION IF EXISTS liveline_append(text, text, integer, jsonb, text[], jsonb[], text[], timestamptz[], integer, text,

@@ -52,7 +52,9 @@ struct SQLNamesTests {
         }
     }
 
-    @Test("the append's arguments are the parameters of the functions, in their order")
+    @Test(
+        "the append's arguments are the parameters of the functions, in their order (the trace contexts' only when sampled)"
+    )
     func arguments() async throws {
         try await TestDatabase.withPool(try await TestDatabase.makeMigrated()) { pool in
             func parameters(_ function: String) async throws -> [String] {
@@ -68,14 +70,22 @@ struct SQLNamesTests {
             let batch = try await parameters("liveline_append_batch")
             let lone = try await parameters("liveline_append")
             let rules = try await parameters("liveline_rules_unchanged")
-            #expect(CommandQueries.arguments([], recording: []).names == batch)
-            #expect(CommandQueries.arguments(try Self.opening()).names == lone)
+            let traced = try Self.opening(
+                trace: TraceContext(
+                    traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                    tracestate: nil
+                )
+            )
+            #expect(CommandQueries.arguments([], recording: []).names == batch.dropLast(2))
+            #expect(CommandQueries.arguments([traced], recording: []).names == batch)
+            #expect(CommandQueries.arguments(try Self.opening()).names == lone.dropLast(2))
+            #expect(CommandQueries.arguments(traced).names == lone)
             #expect(CommandQueries.RulesCheck().arguments.names == rules)
         }
     }
 
     /// An opening's append, as a request decides it.
-    private static func opening() throws -> ActivityAppend {
+    private static func opening(trace: TraceContext? = nil) throws -> ActivityAppend {
         let lifecycle = Lifecycle()
         let context = DecisionContext(
             app: AppRules(maxOpen: 5, maxOpenPerDevice: nil, priorityBudgetPerHour: 10),
@@ -86,6 +96,6 @@ struct SQLNamesTests {
         let events = try lifecycle.decide(requestCommand(), for: nil, at: now, context: context)
         let activity = try #require(try events.reduce(nil) { try lifecycle.evolve($0, with: $1) })
         let stream = StreamID(app: AppID(rawValue: "com.example.names")!, activity: ActivityID(rawValue: "a")!)
-        return ActivityAppend(events, on: stream, from: nil, to: activity, lifecycle, idempotency: nil)
+        return ActivityAppend(events, on: stream, from: nil, to: activity, lifecycle, idempotency: nil, trace: trace)
     }
 }

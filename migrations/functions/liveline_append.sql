@@ -21,8 +21,8 @@ CREATE OR REPLACE FUNCTION liveline_append(
     p_idempotency_key text,
     p_request_sha256 bytea,
     p_outcome jsonb,
-    p_traceparent text,
-    p_tracestate text
+    p_traceparent text DEFAULT NULL,
+    p_tracestate text DEFAULT NULL
 ) RETURNS TABLE (first_position bigint, recorded_at timestamptz, refusal text, refusal_detail text)
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -45,8 +45,8 @@ CREATE OR REPLACE FUNCTION liveline_append_batch(
     p_rejected_keys text[],
     p_rejected_request_sha256s bytea[],
     p_rejected_outcomes jsonb[],
-    p_traceparents text[],
-    p_tracestates text[]
+    p_traceparents text[] DEFAULT NULL,
+    p_tracestates text[] DEFAULT NULL
 ) RETURNS TABLE (first_position bigint, recorded_at timestamptz, refusal text, refusal_detail text)
 LANGUAGE plpgsql
 -- Its statements and its steps' look rows up by key whatever the arrays hold: one plan each per

@@ -212,8 +212,11 @@ enum CommandQueries {
         arguments.append("p_idempotency_key", append.idempotency?.key)
         arguments.append("p_request_sha256", append.idempotency?.requestDigest)
         arguments.append("p_outcome", append.outcome)
-        arguments.append("p_traceparent", append.trace?.traceparent)
-        arguments.append("p_tracestate", append.trace?.tracestate)
+        // Only for a sampled request's command: without them, the statement any other runs.
+        if let trace = append.trace {
+            arguments.append("p_traceparent", trace.traceparent)
+            arguments.append("p_tracestate", trace.tracestate)
+        }
         return arguments
     }
 
@@ -250,10 +253,11 @@ enum CommandQueries {
             "p_rejected_outcomes",
             PostgresArray(rejections.map { RecordedOutcome.rejected($0.rejection).json })
         )
-        // NULL arrays when no command is a sampled request's: the function keeps nothing then.
-        let traced = appends.contains { $0.trace != nil }
-        arguments.append("p_traceparents", traced ? PostgresArray(appends.map(\.trace?.traceparent)) : nil)
-        arguments.append("p_tracestates", traced ? PostgresArray(appends.map(\.trace?.tracestate)) : nil)
+        // Only when a command is a sampled request's: without them, the statement any other runs.
+        if appends.contains(where: { $0.trace != nil }) {
+            arguments.append("p_traceparents", PostgresArray(appends.map(\.trace?.traceparent)))
+            arguments.append("p_tracestates", PostgresArray(appends.map(\.trace?.tracestate)))
+        }
         return arguments
     }
 
