@@ -1,5 +1,5 @@
 -- The trace contexts kept with events (`event_traces`), given each event's position and commit
--- time: a probe of the one partition of that time per event. Delivery calls it with every page
+-- time: a probe of the key in the one partition of that time per event. Delivery calls it with every page
 -- of the log it reads while it traces pushes.
 --
 -- Its plan is generic, made once per session: a statement on the partitioned table planned at
@@ -13,6 +13,9 @@ BEGIN
         JOIN LATERAL (
             SELECT x.position, x.traceparent, x.tracestate FROM event_traces x
             WHERE x.position = w.position AND x.recorded_at = w.recorded_at
+            -- At most one row (the key): the limit keeps the subquery from being flattened into a
+            -- hash join that reads the whole table at every call (1.6 ms a page at 100 % sampling).
+            LIMIT 1
         ) AS t ON true;
 END
 $$;
