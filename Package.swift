@@ -41,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         // Traces only, over OTLP/HTTP: no gRPC to build.
         .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
@@ -186,6 +187,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The support console under /console: server-rendered pages (Mustache templates, which
+        // escape what they write) over the log, behind sessions opened with a key.
+        .target(
+            name: "SupportConsole",
+            dependencies: [
+                "ActivityLifecycle",
+                "CanonicalJSON",
+                "EventLogTools",
+                "EventStore",
+                "LogArchive",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Templates"), .copy("Assets")],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP API on Hummingbird: `buildApplication(…)`. Its types and routing are generated
         // from openapi.yaml, which it also serves.
         .target(
@@ -195,6 +216,7 @@ let package = Package(
                 "CanonicalJSON",
                 "Delivery",
                 "EventStore",
+                "SupportConsole",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -224,6 +246,7 @@ let package = Package(
                 "LivelineHTTP",
                 "LogArchive",
                 "Postgres",
+                "SupportConsole",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -362,6 +385,7 @@ let package = Package(
                 "LivelineHTTP",
                 "LogArchive",
                 "Postgres",
+                "SupportConsole",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -2,13 +2,15 @@
 # Installs what a fresh Debian/Ubuntu machine lacks to build, run and test Liveline:
 # libpq (headers and pkg-config), zlib's headers (archives are gzip), the PostgreSQL server
 # programs (initdb, pg_ctl) for the embedded database, docker-compose (to validate docker-compose.yml offline), curl (the quick
-# start's first request, which a test runs as printed), and Python's venv (scripts/fuzz-api.sh
-# installs schemathesis from PyPI into one).
+# start's first request, which a test runs as printed), Python's venv (scripts/fuzz-api.sh
+# installs schemathesis from PyPI into one), and chromium with its driver and Selenium (the
+# support console's browser test, scripts/console-browser-test.py).
 # Swift itself is expected on PATH (https://www.swift.org/install/linux/).
 # Does nothing when everything is present; safe to run again.
 set -euo pipefail
 
-packages=(libpq-dev pkg-config zlib1g-dev postgresql postgresql-contrib docker-compose curl python3-venv)
+packages=(libpq-dev pkg-config zlib1g-dev postgresql postgresql-contrib docker-compose curl python3-venv chromium
+    chromium-driver python3-selenium)
 
 missing=()
 for package in "${packages[@]}"; do

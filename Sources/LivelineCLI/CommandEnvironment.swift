@@ -14,6 +14,7 @@ import NIOCore
 import Postgres
 import Prometheus
 import ServiceLifecycle
+import SupportConsole
 
 /// What every command sets up the same way: configuration, logging, the database pool, the
 /// migrations, and the rule that failures end the program with one clear line. The one file of
@@ -122,7 +123,18 @@ struct CommandEnvironment {
                 metrics: registry,
                 delivery: deliveryHealth,
                 maintenance: maintenanceHealth,
-                tracing: traces != nil
+                tracing: traces != nil,
+                console: try SupportConsole(
+                    store: store,
+                    adminKey: adminKey,
+                    configuration: .init(
+                        sessionLifetime: configuration.consoleSessionLifetime,
+                        traceURLTemplate: configuration.consoleTraceURL,
+                        archiveFolder: configuration.archiveDirectory.map(ArchiveFolder.init(path:)),
+                        retention: retention?.retention
+                    ),
+                    logger: logger
+                )
             ),
             // The traces' exporter starts first and stops last, so that every span goes out.
             services: (traces.map { [$0] } ?? []) + before + [pool, listener, notifier, startup]

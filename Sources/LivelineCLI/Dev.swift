@@ -105,6 +105,7 @@ struct Dev: AsyncParsableCommand {
                   admin key:     \(adminKey)\(configuration.adminKey == nil ? "  (new each start; set LIVELINE_ADMIN_KEY to keep one)" : "")
                   app "\(demo.app)":    key \(demo.secret)  (issued now; shown once)
                   APNs:          \(apnsLine)
+                  console:       \(base)/console  (sign in with either key)
                 Try: request an activity, register the device's push token, update it, see the delivery:
                   curl -s -X POST \(base)/v1/activities \(auth) \\
                     -d '{"activityId":"order-1","activityType":"Delivery","contentState":{"eta":"12:30","stage":"packed"}}'

@@ -62,6 +62,11 @@ package struct LivelineConfiguration: Sendable {
     package var apnsTimeout: Duration
     /// How many requests to APNs may be in flight at once.
     package var deliveryInFlight: Int
+    /// How long a support console session lasts from sign-in.
+    package var consoleSessionLifetime: Duration
+    /// A trace viewer's address for a trace, `{traceId}` standing for its id: the console links
+    /// events to their traces with it.
+    package var consoleTraceURL: String?
 
     /// What the shortest retention adds to the longest an activity can live.
     static let retentionMargin = Duration.seconds(60)
@@ -147,6 +152,8 @@ package struct LivelineConfiguration: Sendable {
         apnsTrustedCertificateFile = setting("liveline.apns.ca.file").value.map { URL(filePath: $0) }
         apnsTimeout = try setting("liveline.apns.timeout").duration(default: .seconds(10))
         deliveryInFlight = try setting("liveline.delivery.in.flight").integer(default: 256, in: 1...10_000)
+        consoleSessionLifetime = try setting("liveline.console.session.lifetime").duration(default: .seconds(8 * 3600))
+        consoleTraceURL = try setting("liveline.console.trace.url").traceURLTemplate()
     }
 }
 
@@ -163,6 +170,18 @@ struct Setting {
             )
         }
         return number
+    }
+
+    /// An http(s) address holding `{traceId}`; `nil` when unset.
+    func traceURLTemplate() throws -> String? {
+        guard let value else { return nil }
+        guard value.hasPrefix("http://") || value.hasPrefix("https://"), value.contains("{traceId}") else {
+            throw ConfigurationError(
+                "\(name) must be an http:// or https:// address holding {traceId}, such as "
+                    + "http://localhost:16686/trace/{traceId}, got \"\(value)\""
+            )
+        }
+        return value
     }
 
     func logLevel(default fallback: Logger.Level) throws -> Logger.Level {

@@ -8,6 +8,7 @@ import OpenAPIHummingbird
 import OpenAPIRuntime
 public import Prometheus
 public import ServiceLifecycle
+public import SupportConsole
 
 /// What the API works with.
 public struct APIDependencies: Sendable {
@@ -33,6 +34,8 @@ public struct APIDependencies: Sendable {
     public var clock: @Sendable () -> Timestamp
     /// Whether requests are traced (a span each, continuing a caller's `traceparent`).
     public var tracing: Bool
+    /// The support console served under `/console`; `nil` serves none.
+    public var console: SupportConsole?
 
     public init(
         store: EventStore,
@@ -45,7 +48,8 @@ public struct APIDependencies: Sendable {
         delivery: DeliveryHealth? = nil,
         maintenance: MaintenanceHealth? = nil,
         clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
-        tracing: Bool = false
+        tracing: Bool = false,
+        console: SupportConsole? = nil
     ) {
         self.store = store
         self.migrator = migrator
@@ -58,6 +62,7 @@ public struct APIDependencies: Sendable {
         self.maintenance = maintenance
         self.clock = clock
         self.tracing = tracing
+        self.console = console
     }
 }
 
@@ -116,6 +121,7 @@ public func buildApplication(
     router.add(middleware: BodySizeLimitMiddleware(maximumBodySize: maximumRequestBodySize))
     operations.register(on: router)
     writes.register(on: router)
+    dependencies.console?.register(on: router)
     var app = Application(
         router: router,
         configuration: configuration,

@@ -1,6 +1,5 @@
 import ActivityLifecycle
 import CanonicalJSON
-import Crypto
 import EventStore
 import Foundation
 import HTTPTypes
@@ -30,21 +29,18 @@ final class Authenticator: Sendable {
     static let memoryLifetime: Duration = .seconds(5)
 
     private let store: EventStore
-    private let adminKeyDigest: [UInt8]?
+    private let adminKey: AdminKey?
     private let remembered = Mutex<[String: (holder: KeyHolder, until: ContinuousClock.Instant)]>([:])
 
     init(store: EventStore, adminKey: String?) {
         self.store = store
-        self.adminKeyDigest = adminKey.map { Array(SHA256.hash(data: Array($0.utf8))) }
+        self.adminKey = adminKey.map(AdminKey.init)
     }
 
-    var acceptsAdminKey: Bool { adminKeyDigest != nil }
+    var acceptsAdminKey: Bool { adminKey != nil }
 
     func isAdminKey(_ key: String) -> Bool {
-        guard let adminKeyDigest else { return false }
-        // Digests of equal length, compared without an early exit.
-        let digest = Array(SHA256.hash(data: Array(key.utf8)))
-        return zip(digest, adminKeyDigest).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        adminKey?.matches(key) ?? false
     }
 
     /// The app holding this key, unless it is unknown or revoked.

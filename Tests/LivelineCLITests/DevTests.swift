@@ -41,6 +41,16 @@ struct DevTests {
         }
         #expect(first.outputSoFar.contains(#"(widgets): priority 5 {"aps":{"content-changed":true}}"#))
         #expect(first.outputSoFar.contains(#""stage":"on the way""#))
+        // The console it prints takes the demo app's key.
+        #expect(printed.contains("console:       http://127.0.0.1:\(port)/console"))
+        let demoKey = try #require(Self.demoKey(in: printed))
+        let cookie = try #require(try await ServedApps.signInToConsole(port: port, key: demoKey))
+        let timeline = try await ServedApps.consolePage(
+            port: port,
+            "/console/apps/demo/activities/\(activityID)",
+            cookie: cookie
+        )
+        #expect(timeline.contains("activity.updated"), "\(timeline)")
         first.terminate()
         let firstOutcome = try await first.finish()
         #expect(firstOutcome.status == 0, "\(firstOutcome.errors)")

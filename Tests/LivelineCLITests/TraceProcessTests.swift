@@ -17,6 +17,7 @@ import Testing
 @Suite("Traces across the process: request, commit, push, APNs' answer", .serialized)
 struct TraceProcessTests {
     static let token = String(repeating: "ab", count: 32)
+    static let adminKey = "trace-admin-key"
 
     /// A caller's `traceparent`: a trace and span of its own, sampled or not.
     struct CallerSpan {
@@ -31,59 +32,26 @@ struct TraceProcessTests {
         "a sampled caller's trace holds its request, the commit and the push to APNs' answer; an unsampled one nothing"
     )
     func traces() async throws {
-        let apns = try await LocalAPNs.start()
         let receiver = try await OTLPReceiver.start()
-        let folder = FileManager.default.temporaryDirectory.appending(path: "traces-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let certificate = folder.appending(path: "apns.pem")
-        try Data(apns.certificatePEM.utf8).write(to: certificate)
-        let database = try await TestDatabase.makeMigrated()
-        let secret = SecretKey.random()
         let app = AppID(rawValue: "game")!
-        let key = try await TestDatabase.withPool(database, maximumConnections: 2) { pool in
-            let store = EventStore(pool: pool, lifecycle: Lifecycle())
-            try await store.createApp(app, AppSettings(bundleID: "com.example.game"), by: .commandLine)
-            let signing = P256.Signing.PrivateKey()
-            apns.register(
-                teamID: "TEAM000001",
-                keyID: "KEY0000001",
-                publicKey: signing.publicKey,
-                bundleID: "com.example.game"
-            )
-            let credentials = try APNsCredentials(
-                teamID: "TEAM000001",
-                keyID: "KEY0000001",
-                environment: .sandbox,
-                privateKeyPEM: signing.pemRepresentation
-            )
-            _ = try await store.setAPNsCredentials(
-                credentials,
-                for: app,
-                sealedWith: SecretKey(secret),
-                by: .commandLine
-            )
-            return try await store.issueKey(for: app, by: .commandLine).secret
-        }
+        let served = try await ServedApps.make([app])
+        let (apns, database, key) = (served.apns, served.database, served.keys[app]!)
         let (server, port) = try await Loopback.startServer(
             ["serve"],
             database: database,
-            environment: [
-                "LIVELINE_SECRET_KEY": secret, "LIVELINE_APNS_SANDBOX_URL": apns.baseURL,
-                "LIVELINE_APNS_CA_FILE": certificate.path, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
-                "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_BSP_SCHEDULE_DELAY": "100",
-            ]
+            environment: served.environment.merging([
+                "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+                "OTEL_BSP_SCHEDULE_DELAY": "100", "LIVELINE_ADMIN_KEY": Self.adminKey,
+                "LIVELINE_CONSOLE_TRACE_URL": "http://jaeger.test/trace/{traceId}",
+            ]) { $1 }
         )
         defer { server.terminate() }
 
         func call(_ method: HTTPRequest.Method, _ path: String, _ body: String, as caller: CallerSpan?) async throws {
-            try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                var headers: HTTPFields = [.authorization: "Bearer \(key)", .contentType: "application/json"]
-                if let caller { headers[HTTPField.Name("traceparent")!] = caller.traceparent }
-                let response = try await client.execute(
-                    .init(path, method: method, headers: headers, body: ByteBuffer(string: body))
-                )
-                #expect(response.status.code < 300, "\(path): \(response.status)")
-            }
+            var headers: HTTPFields = [:]
+            if let caller { headers[HTTPField.Name("traceparent")!] = caller.traceparent }
+            let response = try await ServedApps.call(port: port, method, path, body, key: key, headers: headers)
+            #expect(response.status.code < 300, "\(path): \(response.status)")
         }
         try await call(
             .post,
@@ -154,6 +122,17 @@ struct TraceProcessTests {
             }
         }
         #expect(kept.map { $0.split(separator: "-")[1] } == [Substring(sampled.traceID), Substring(retried.traceID)])
+        // The console links those events to their traces, with the configured template.
+        let cookie = try #require(try await ServedApps.signInToConsole(port: port, key: Self.adminKey))
+        let timeline = try await ServedApps.consolePage(
+            port: port,
+            "/console/apps/game/activities/match",
+            cookie: cookie
+        )
+        for traced in [sampled, retried] {
+            #expect(timeline.contains(#"href="http://jaeger.test/trace/\#(traced.traceID)""#))
+        }
+        #expect(!timeline.contains(unsampled.traceID))
         await receiver.close()
         try await apns.shutdown()
     }

@@ -15,6 +15,7 @@ import OpenAPIRuntime
 import Postgres
 import Prometheus
 import ServiceLifecycle
+import SupportConsole
 import Synchronization
 import TestSupport
 import Testing
@@ -24,6 +25,8 @@ import Testing
 /// against the document, and raw, for requests the document would not let one write.
 struct APIFixture: Sendable {
     static let adminKey = "test-admin-key"
+    /// Where the console links traces to.
+    static let traceURLTemplate = "https://traces.example/trace/{traceId}"
 
     /// The process's metrics go here (the metrics system is bootstrapped once per process).
     static let metrics: PrometheusCollectorRegistry = {
@@ -84,7 +87,13 @@ struct APIFixture: Sendable {
                 metrics: metrics,
                 delivery: delivery,
                 maintenance: maintenance,
-                clock: { clock.now }
+                clock: { clock.now },
+                console: try SupportConsole(
+                    store: store,
+                    adminKey: adminKey,
+                    configuration: .init(traceURLTemplate: traceURLTemplate),
+                    logger: TestDatabase.logger
+                )
             ),
             services: [pool, listener, notifier] + (client.map { [$0] } ?? []),
             logger: TestDatabase.logger

@@ -21,10 +21,13 @@ extension EventStore {
     /// partitions that were retired too (those tables are retired on their own time): its
     /// pushes and dead tokens from its first event on, its refusals from the beginning of the
     /// log's partition it began in — the same timeline the live log gave.
+    ///
+    /// - Parameter maskingContent: whether content values are masked (`ContentMask`).
     public func audit(
         of stream: StreamID,
         archives folder: ArchiveFolder?,
-        limit: Int = 10_000
+        limit: Int = 10_000,
+        maskingContent: Bool = false
     ) async throws
         -> ActivityAudit
     {
@@ -39,7 +42,8 @@ extension EventStore {
                 deliveries: try await deliveries(of: stream, limit: limit),
                 lineage: try await tokenLineage(of: stream),
                 reloads: try await reloads(askedBy: stream),
-                lifecycle: lifecycle
+                lifecycle: lifecycle,
+                maskingContent: maskingContent
             )
             return ActivityAudit(entries: entries, archive: nil)
         }
@@ -63,7 +67,8 @@ extension EventStore {
             ),
             lineage: TokenLineage(events: archivedEvents, deaths: deaths),
             reloads: try await reloads(askedBy: stream),
-            lifecycle: lifecycle
+            lifecycle: lifecycle,
+            maskingContent: maskingContent
         )
         return ActivityAudit(entries: entries, archive: archived.manifest)
     }

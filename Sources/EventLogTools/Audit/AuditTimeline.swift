@@ -84,7 +84,7 @@ public struct AuditReload: Hashable, Sendable, Encodable {
     }
 
     /// `reload 42 to 1 device: delivered 1`.
-    var summary: String {
+    public var summary: String {
         let outcomes = devices.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         return "reload \(reloadId) to \(targets) device\(targets == 1 ? "" : "s")"
             + (widgetKinds.map { " (widgets \($0.joined(separator: ", ")))" } ?? "")
@@ -161,13 +161,16 @@ public enum AuditTimeline {
     ///   - deliveries: the activity's deliveries (any order); each shows under its event.
     ///   - lineage: its tokens; each shows on the event that brought it.
     ///   - reloads: the widget reloads its events asked for; each shows on its event.
+    ///   - maskingContent: whether content values are masked (`ContentMask`), in the summaries
+    ///     and the data alike.
     public static func build(
         events: [StoredEvent],
         rejections: [RecordedRejection],
         deliveries: [DeliveryRecord] = [],
         lineage: TokenLineage? = nil,
         reloads: [ReloadStatus] = [],
-        lifecycle: Lifecycle
+        lifecycle: Lifecycle,
+        maskingContent: Bool = false
     ) -> [AuditEntry] {
         let asked = Dictionary(reloads.compactMap { status in status.version.map { ($0, AuditReload(status)) } }) {
             first,
@@ -201,8 +204,8 @@ public enum AuditTimeline {
                     cause: stored.event.cause,
                     stateBefore: corrupt && problem == nil ? nil : before,
                     stateAfter: corrupt ? nil : activity?.state,
-                    summary: summary(of: stored.event.payload),
-                    data: stored.data,
+                    summary: summary(of: stored.event.payload, maskingContent: maskingContent),
+                    data: maskingContent ? ContentMask.mask(stored.data) : stored.data,
                     problem: problem,
                     deliveries: pushes[stored.position] ?? [],
                     token: tokens[stored.event.version],
@@ -234,7 +237,10 @@ public enum AuditTimeline {
         }.map(\.element)
     }
 
-    static func summary(of payload: EventPayload) -> String {
+    static func summary(of payload: EventPayload, maskingContent: Bool = false) -> String {
+        func content(_ content: ActivityContent) -> String {
+            Self.content(content, masked: maskingContent)
+        }
         switch payload {
         case .requested(let requested):
             return [
@@ -246,7 +252,8 @@ public enum AuditTimeline {
             return "start date reached"
         case .updated(let updated):
             return [
-                content(updated.content), updated.alert.map { "alert \"\($0.title)\"" },
+                content(updated.content),
+                updated.alert.map { "alert \"\(maskingContent ? ContentMask.masked : $0.title)\"" },
                 "priority \(updated.priority.rawValue)" + (updated.downgraded ? " (downgraded: budget spent)" : ""),
                 updated.widgetReload.map(widgetReload),
             ].compactMap { $0 }.joined(separator: ", ")
@@ -275,8 +282,10 @@ public enum AuditTimeline {
         "widget reload asked" + (reload.widgetKinds.map { " (\($0.joined(separator: ", ")))" } ?? "")
     }
 
-    private static func content(_ content: ActivityContent) -> String {
-        let json = String(decoding: content.contentState.canonicalJSON, as: UTF8.self)
+    private static func content(_ content: ActivityContent, masked: Bool) -> String {
+        let state =
+            masked ? JSONObject(content.contentState.members.mapValues(ContentMask.hidingValues)) : content.contentState
+        let json = String(decoding: state.canonicalJSON, as: UTF8.self)
         let shown = json.count > 60 ? json.prefix(59) + "…" : Substring(json)
         return "content \(shown)" + (content.staleDate.map { ", stale at \($0)" } ?? "")
     }

@@ -10,6 +10,8 @@ public enum AdminActor: String, Sendable, CaseIterable {
     case commandLine = "command_line"
     /// A setting applied at startup (`LIVELINE_GLOBAL_MAX_OPEN`).
     case configuration
+    /// The admin, signed in to the support console.
+    case console
 }
 
 /// One entry of the audit trail of administrative changes.
@@ -18,7 +20,8 @@ public struct AdminChange: Hashable, Sendable, Encodable {
     public let occurredAt: Timestamp
     /// An `AdminActor`'s raw value, or `sql:<role>` for a change made in plain SQL.
     public let actor: String
-    /// `app.created`, `app.updated`, `key.issued`, `key.revoked` or `limits.updated`.
+    /// `app.created`, `app.updated`, `key.issued`, `key.revoked`, `limits.updated`, `apns.set`,
+    /// `apns.removed`, `channel.created`, `channel.deleted` or `content.revealed`.
     public let action: String
     public let app: AppID?
     /// The settings of a new app; `{"from": …, "to": …}` per changed setting; the key's id.

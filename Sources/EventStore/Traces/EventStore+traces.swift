@@ -1,4 +1,5 @@
 public import ActivityLifecycle
+public import CanonicalJSON
 
 extension EventStore {
     /// `events(after:limit:)`, each event with the trace context of the sampled request that
@@ -25,5 +26,15 @@ extension EventStore {
             }
             return histories
         }
+    }
+}
+
+extension EventStore {
+    /// The trace contexts kept with these events (by their position and commit time), by
+    /// position: those of the events that sampled requests appended.
+    public func traceContexts(
+        of events: [(position: Int64, recordedAt: Timestamp)]
+    ) async throws -> [Int64: TraceContext] {
+        try await withConnection { try TraceQueries.contexts(of: events, $0) }
     }
 }

@@ -31,6 +31,11 @@ public struct TraceContext: Hashable, Sendable {
         return context
     }
 
+    /// The trace's id: 32 hexadecimal digits, as trace viewers name it.
+    public var traceID: Substring {
+        traceparent.split(separator: "-", omittingEmptySubsequences: false).dropFirst().first ?? ""
+    }
+
     /// Trace context headers, in a dictionary by their lowercase names.
     private struct Headers: Injector, Extractor {
         func inject(_ value: String, forKey key: String, into headers: inout [String: String]) {

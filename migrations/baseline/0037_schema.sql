@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0036, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0037, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0036_triggers.sql, in one transaction.
+-- 0037_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -180,7 +180,7 @@ CREATE TABLE public.admin_changes (
     app_id text,
     details jsonb DEFAULT '{}'::jsonb NOT NULL,
     transaction_id xid8 DEFAULT pg_current_xact_id(),
-    CONSTRAINT admin_changes_action_check CHECK ((action = ANY (ARRAY['app.created'::text, 'app.updated'::text, 'key.issued'::text, 'key.revoked'::text, 'limits.updated'::text, 'apns.set'::text, 'apns.removed'::text, 'channel.created'::text, 'channel.deleted'::text]))),
+    CONSTRAINT admin_changes_action_check CHECK ((action = ANY (ARRAY['app.created'::text, 'app.updated'::text, 'key.issued'::text, 'key.revoked'::text, 'limits.updated'::text, 'apns.set'::text, 'apns.removed'::text, 'channel.created'::text, 'channel.deleted'::text, 'content.revealed'::text]))),
     CONSTRAINT admin_changes_details_check CHECK ((jsonb_typeof(details) = 'object'::text))
 );
 
@@ -285,6 +285,22 @@ UNION ALL
     round(((100.0 * (sum(s.open))::numeric) / (NULLIF(max(l.global_max_open), 0))::numeric), 1) AS percent
    FROM (public.global_open_stripes s
      CROSS JOIN public.service_limits l);
+
+CREATE TABLE public.console_sessions (
+    session_sha256 bytea NOT NULL,
+    app_id public.liveline_id,
+    key_id uuid,
+    admin_key_sha256 bytea,
+    csrf_token text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT console_sessions_admin_key_sha256_check CHECK ((length(admin_key_sha256) = 32)),
+    CONSTRAINT console_sessions_check CHECK (((app_id IS NULL) = (key_id IS NULL))),
+    CONSTRAINT console_sessions_check1 CHECK (((key_id IS NULL) <> (admin_key_sha256 IS NULL))),
+    CONSTRAINT console_sessions_check2 CHECK ((expires_at > created_at)),
+    CONSTRAINT console_sessions_csrf_token_check CHECK (((length(csrf_token) >= 32) AND (length(csrf_token) <= 128))),
+    CONSTRAINT console_sessions_session_sha256_check CHECK ((length(session_sha256) = 32))
+);
 
 CREATE TABLE public.deliveries (
     id bigint NOT NULL,
@@ -1195,6 +1211,11 @@ ALTER TABLE ONLY public.event_traces
 ALTER TABLE ONLY public.event_traces_before_partitions
     ADD CONSTRAINT event_traces_before_partitions_pkey PRIMARY KEY ("position", recorded_at);
 
+ALTER TABLE ONLY public.console_sessions
+    ADD CONSTRAINT console_sessions_pkey PRIMARY KEY (session_sha256);
+
+CREATE INDEX console_sessions_expiry ON public.console_sessions USING btree (expires_at);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.event_traces_pkey ATTACH PARTITION public.event_traces_before_partitions_pkey;
@@ -1234,6 +1255,9 @@ ALTER TABLE ONLY public.app_open_stripes
 
 ALTER TABLE ONLY public.broadcast_channels
     ADD CONSTRAINT broadcast_channels_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+ALTER TABLE ONLY public.console_sessions
+    ADD CONSTRAINT console_sessions_key_id_fkey FOREIGN KEY (key_id) REFERENCES public.api_keys(key_id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.delivery_suspensions
     ADD CONSTRAINT delivery_suspensions_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
@@ -1325,6 +1349,8 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.service_limits TO liveline_ser
 GRANT SELECT ON TABLE public.service_limits TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.cap_utilisation TO liveline_dashboard;
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.console_sessions TO liveline_service;
 
 GRANT SELECT,INSERT ON TABLE public.deliveries TO liveline_service;
 GRANT SELECT ON TABLE public.deliveries TO liveline_dashboard;
