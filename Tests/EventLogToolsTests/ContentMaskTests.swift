@@ -1,0 +1,77 @@
+import CanonicalJSON
+import EventLogTools
+import PropertyBased
+import Testing
+
+/// The console's mask over random event data: content (under `attributes`, `contentState` and
+/// `alert`, at any depth) keeps its shape and keys and loses every value; the rest is untouched.
+@Suite("Content masked: keys kept, values gone, the rest untouched")
+struct ContentMaskTests {
+    static let keys = ["attributes", "contentState", "alert", "content", "staleDate", "deviceId", "items"]
+
+    /// A JSON value built from `recipe`, each leaf a distinct string or number.
+    static func value(_ recipe: inout ArraySlice<Int>, depth: Int, counter: inout Int) -> JSONValue {
+        let choice = recipe.popFirst() ?? 0
+        counter += 1
+        switch depth >= 4 ? choice % 4 : choice % 6 {
+        case 0: return .string("secret-\(counter)")
+        case 1: return .number(JSONNumber(counter * 7919))
+        case 2: return .bool(choice % 2 == 0)
+        case 3: return .null
+        case 4:
+            let count = (recipe.popFirst() ?? 0) % 4
+            return .array((0..<count).map { _ in value(&recipe, depth: depth + 1, counter: &counter) })
+        default:
+            let count = (recipe.popFirst() ?? 0) % 4
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<count {
+                members[keys[(recipe.popFirst() ?? 0) % keys.count]] = value(
+                    &recipe,
+                    depth: depth + 1,
+                    counter: &counter
+                )
+            }
+            return .object(members)
+        }
+    }
+
+    /// Whether `masked` is `original` with every value inside content masked and nothing else changed.
+    static func isMasked(_ masked: JSONValue, from original: JSONValue, inContent: Bool) -> Bool {
+        switch (original, masked) {
+        case (.object(let members), .object(let maskedMembers)):
+            return members.keys.sorted() == maskedMembers.keys.sorted()
+                && members.allSatisfy { key, value in
+                    isMasked(
+                        maskedMembers[key]!,
+                        from: value,
+                        inContent: inContent || ["attributes", "contentState", "alert"].contains(key)
+                    )
+                }
+        case (.array(let elements), .array(let maskedElements)):
+            return elements.count == maskedElements.count
+                && zip(elements, maskedElements).allSatisfy { isMasked($1, from: $0, inContent: inContent) }
+        default:
+            return inContent ? masked == .string(ContentMask.masked) : masked == original
+        }
+    }
+
+    @Test("random event data: the mask keeps every key and shape, hides content's values, leaves the rest")
+    func masking() async {
+        await propertyCheck(count: 2_000, input: Gen.int(in: 0...1_000).array(of: 1...60)) { recipe in
+            var slice = recipe[...]
+            var counter = 0
+            var members: [String: JSONValue] = [:]
+            while !slice.isEmpty {
+                members[Self.keys[(slice.popFirst() ?? 0) % Self.keys.count]] = Self.value(
+                    &slice,
+                    depth: 0,
+                    counter: &counter
+                )
+            }
+            let data = JSONObject(members)
+            let masked = ContentMask.mask(data)
+            #expect(Self.isMasked(.object(masked.members), from: .object(data.members), inContent: false))
+            #expect(ContentMask.mask(masked) == masked)
+        }
+    }
+}
