@@ -15,7 +15,9 @@ import sys
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 base, admin_key, app_key, app, activity, reason, other_app, other_activity = sys.argv[1:9]
 
@@ -33,6 +35,17 @@ def check_console(allowed=()):
     check(errors == [], f"no error in the browser's console{' (but the expected 404)' if allowed else ''}: {errors}")
 
 
+def arrived(path, step):
+    """Waits (up to 10 s) until a click's navigation has reached `path` and its page has loaded."""
+    try:
+        WebDriverWait(driver, 10).until(
+            lambda d: d.current_url.split("?")[0].endswith(path)
+            and d.execute_script("return document.readyState") == "complete")
+    except TimeoutException:
+        pass
+    check(driver.current_url.split("?")[0].endswith(path), step)
+
+
 def page_text():
     """The page's text, folded details included, as the browser reads it (entities decoded)."""
     return driver.execute_script("return document.body.textContent")
@@ -43,11 +56,12 @@ def sign_in(key):
     check(driver.current_url.endswith("/console/sign-in"), "a page without a session leads to sign-in")
     driver.find_element(By.ID, "key").send_keys(key)
     driver.find_element(By.ID, "sign-in").click()
+    arrived("/console" if key == admin_key else f"/console/apps/{app}", "the key opens the console")
 
 
 def sign_out():
     driver.find_element(By.ID, "sign-out").click()
-    check(driver.current_url.endswith("/console/sign-in"), "signing out leads back to sign-in")
+    arrived("/console/sign-in", "signing out leads back to sign-in")
     driver.get(f"{base}/console/apps/{app}")
     check(driver.current_url.endswith("/console/sign-in"), "after signing out, the pages need a session again")
 
@@ -64,9 +78,11 @@ try:
     search = driver.find_element(By.ID, "search")
     search.send_keys(activity)
     search.submit()
+    arrived("/console/search", "the search answers")
     links = driver.find_elements(By.CSS_SELECTOR, "a.activity-link")
     check([link.text for link in links] == [activity], "the search finds the activity")
     links[0].click()
+    arrived(f"/console/apps/{app}/activities/{activity}", "the result's link opens")
     check(driver.find_element(By.TAG_NAME, "h1").text == f"Activity {activity}", "its timeline opens")
     reasons = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "tr.push td.reason")]
     check(reason in reasons, f"a push's APNs reason reads {reason}")
@@ -85,6 +101,7 @@ try:
     check(driver.find_element(By.ID, "viewer").text == "admin", "signed in with the admin key")
     driver.get(f"{base}/console/apps/{app}/activities/{activity}")
     driver.find_element(By.ID, "reveal").click()
+    arrived(f"/console/apps/{app}/activities/{activity}/reveal", "the reveal answers")
     check(driver.find_elements(By.ID, "revealed"), "the admin revealed the content")
     body = page_text()
     check("<script>window.pwned=1</script>" in body, "the content's <script> shows as text")

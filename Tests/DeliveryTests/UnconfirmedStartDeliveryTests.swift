@@ -14,10 +14,10 @@ import Testing
 @Suite(.serialized) struct UnconfirmedStartDeliveryTests {
     static let window = Duration.seconds(2)
 
-    /// A deadline worker with the short window, on a pool of its own (as a process has), while
-    /// `body` runs.
+    /// A deadline worker with `window`, on a pool of its own (as a process has), while `body` runs.
     static func withDeadlineWorker(
         _ fixture: DeliveryFixture,
+        window: Duration = window,
         metrics: TestMetrics,
         _ body: () async throws -> Void
     ) async throws {
@@ -46,7 +46,9 @@ import Testing
                 let startToken = DeliveryFixture.token(80)
                 let first = fixture.stream("first")
                 let confirmed = fixture.stream("confirmed")
-                try await Self.withDeadlineWorker(fixture, metrics: metrics) {
+                // The first worker stops before the window runs out, however long the deliveries
+                // take on a loaded machine: its process was configured with an hour.
+                try await Self.withDeadlineWorker(fixture, window: .seconds(3600), metrics: metrics) {
                     try await fixture.execute(
                         RemoteStartDeliveryTests.remoteStart(token: startToken),
                         on: first,
@@ -64,8 +66,7 @@ import Testing
                         }
                         return firstDelivered && otherDelivered
                     }
-                    // One device reports its activity's token in time; the deadline worker stops
-                    // before the window runs out.
+                    // One device reports its activity's token in time.
                     try await fixture.execute(.registerPushToken(DeliveryFixture.token(82)), on: confirmed, in: store)
                 }
                 try await Task.sleep(for: Self.window + .milliseconds(500))
