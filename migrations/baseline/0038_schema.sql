@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0037, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0038, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0037_triggers.sql, in one transaction.
+-- 0038_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -429,6 +429,49 @@ CREATE TABLE public.device_open_counts (
     device_id text NOT NULL,
     open integer DEFAULT 0 NOT NULL,
     CONSTRAINT device_open_counts_open_check CHECK ((open >= 0))
+);
+
+CREATE VIEW public.erasure_progress AS
+SELECT
+    NULL::bigint AS id,
+    NULL::public.liveline_id AS app_id,
+    NULL::text AS scope,
+    NULL::public.liveline_id AS activity_id,
+    NULL::uuid AS reference,
+    NULL::text AS requested_by,
+    NULL::timestamp with time zone AS requested_at,
+    NULL::timestamp with time zone AS finished_at,
+    NULL::bigint AS activities,
+    NULL::bigint AS erased;
+
+CREATE TABLE public.erasure_targets (
+    erasure_id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    erased_at timestamp with time zone
+);
+
+CREATE TABLE public.erasures (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    scope text NOT NULL,
+    activity_id public.liveline_id,
+    reference uuid NOT NULL,
+    requested_by text NOT NULL,
+    requested_at timestamp with time zone DEFAULT now() NOT NULL,
+    finished_at timestamp with time zone,
+    CONSTRAINT erasures_check CHECK (((scope = 'activity'::text) = (activity_id IS NOT NULL))),
+    CONSTRAINT erasures_requested_by_check CHECK ((requested_by = ANY (ARRAY['app_api'::text, 'command_line'::text]))),
+    CONSTRAINT erasures_scope_check CHECK ((scope = ANY (ARRAY['activity'::text, 'device'::text])))
+);
+
+ALTER TABLE public.erasures ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.erasures_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
 );
 
 CREATE TABLE public.event_traces (
@@ -1216,6 +1259,20 @@ ALTER TABLE ONLY public.console_sessions
 
 CREATE INDEX console_sessions_expiry ON public.console_sessions USING btree (expires_at);
 
+ALTER TABLE ONLY public.erasures
+    ADD CONSTRAINT erasures_pkey PRIMARY KEY (id);
+
+CREATE INDEX erasures_pending ON public.erasures USING btree (id) WHERE (finished_at IS NULL);
+
+CREATE INDEX erasures_of_activity ON public.erasures USING btree (app_id, activity_id) WHERE (activity_id IS NOT NULL);
+
+ALTER TABLE ONLY public.erasure_targets
+    ADD CONSTRAINT erasure_targets_pkey PRIMARY KEY (erasure_id, app_id, activity_id);
+
+CREATE INDEX erasure_targets_pending ON public.erasure_targets USING btree (app_id, activity_id) WHERE (erased_at IS NULL);
+
+CREATE INDEX erasure_targets_of_activity ON public.erasure_targets USING btree (app_id, activity_id);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.event_traces_pkey ATTACH PARTITION public.event_traces_before_partitions_pkey;
@@ -1244,6 +1301,21 @@ ALTER INDEX public.reload_deliveries_pkey ATTACH PARTITION public.reload_deliver
 
 ALTER INDEX public.reload_deliveries_by_reload ATTACH PARTITION public.reload_deliveries_before_partitions_reload_id_device_id_id_idx;
 
+CREATE OR REPLACE VIEW public.erasure_progress AS
+ SELECT e.id,
+    e.app_id,
+    e.scope,
+    e.activity_id,
+    e.reference,
+    e.requested_by,
+    e.requested_at,
+    e.finished_at,
+    count(t.activity_id) AS activities,
+    count(t.erased_at) AS erased
+   FROM (public.erasures e
+     LEFT JOIN public.erasure_targets t ON ((t.erasure_id = e.id)))
+  GROUP BY e.id;
+
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
 
@@ -1264,6 +1336,9 @@ ALTER TABLE ONLY public.delivery_suspensions
 
 ALTER TABLE ONLY public.device_open_counts
     ADD CONSTRAINT device_open_counts_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
+
+ALTER TABLE ONLY public.erasure_targets
+    ADD CONSTRAINT erasure_targets_erasure_id_fkey FOREIGN KEY (erasure_id) REFERENCES public.erasures(id);
 
 ALTER TABLE ONLY public.idempotency_keys
     ADD CONSTRAINT idempotency_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(app_id);
@@ -1379,6 +1454,15 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.delivery_workers TO liveline_s
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_open_counts TO liveline_service;
 GRANT SELECT ON TABLE public.device_open_counts TO liveline_dashboard;
+
+GRANT SELECT ON TABLE public.erasure_progress TO liveline_service;
+GRANT SELECT ON TABLE public.erasure_progress TO liveline_dashboard;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.erasure_targets TO liveline_service;
+GRANT SELECT ON TABLE public.erasure_targets TO liveline_dashboard;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE public.erasures TO liveline_service;
+GRANT SELECT ON TABLE public.erasures TO liveline_dashboard;
 
 GRANT SELECT,INSERT ON TABLE public.event_traces TO liveline_service;
 GRANT SELECT ON TABLE public.event_traces TO liveline_dashboard;
@@ -1554,6 +1638,8 @@ SELECT pg_catalog.setval('public.admin_changes_id_seq', 1, false);
 SELECT pg_catalog.setval('public.deliveries_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.delivery_suspensions_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.erasures_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.push_to_start_token_changes_id_seq', 1, false);
 

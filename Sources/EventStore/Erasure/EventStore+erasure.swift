@@ -1,0 +1,64 @@
+public import ActivityLifecycle
+import CanonicalJSON
+import Foundation
+
+extension EventStore {
+    /// How many activities one transaction of an erasure rewrites.
+    static let erasureBatch = 100
+
+    /// Records an erasure of `scope` in `app` and removes the device's own rows (its tokens,
+    /// reload requests naming it, counts), so that its id is kept nowhere for the rest; the
+    /// activities are then erased by `eraseNextActivities`. Only dismissed activities are erased.
+    ///
+    /// - Throws: `ErasureRefusal` when there is nothing to erase, or an activity is not dismissed.
+    public func requestErasure(
+        _ scope: ErasureScope,
+        in app: AppID,
+        by requester: ErasureRequester
+    ) async throws -> Erasure {
+        let id = try await withTransaction { connection in
+            let targets = try ErasureQueries.targets(of: scope, in: app, connection)
+            let notDismissed = targets.filter { $0.state != .dismissed }.map(\.activity)
+            guard notDismissed.isEmpty else { throw ErasureRefusal.notDismissed(notDismissed) }
+            let id = try ErasureQueries.record(
+                scope,
+                in: app,
+                reference: UUID(),
+                targets: targets.map(\.activity),
+                by: requester,
+                connection
+            )
+            let deviceRows = try scope.device.map {
+                try ErasureQueries.eraseDevice($0, in: app, erasure: id, connection)
+            }
+            // Nothing to erase: the transaction, and the erasure with it, is rolled back.
+            guard !targets.isEmpty || deviceRows == true else { throw ErasureRefusal.notFound(scope) }
+            return id
+        }
+        return try await erasure(id, in: app)!
+    }
+
+    /// Erases the next activities still to be erased (of the oldest erasure unfinished, at most
+    /// `erasureBatch`) in one transaction, and finishes the erasure with its last; how many it
+    /// erased (0: none was waiting). A process that stopped half-way leaves them for this.
+    public func eraseNextActivities() async throws -> Int {
+        try await withTransaction { try ErasureQueries.eraseNext(limit: Self.erasureBatch, $0) }
+    }
+
+    /// Erases until no activity waits: what a request does at once, and the log's maintenance
+    /// after a restart.
+    public func eraseWaitingActivities() async throws {
+        while try await eraseNextActivities() > 0 {}
+    }
+
+    /// The erasure `id` of `app` (of any app when `nil`), with how far it got.
+    public func erasure(_ id: Int64, in app: AppID? = nil) async throws -> Erasure? {
+        try await withConnection { try ErasureQueries.erasure(id, in: app, $0) }
+    }
+
+    /// The erasures of these activities, by activity: how `verify` and `audit` tell an erased
+    /// stream from a damaged one.
+    public func erasures(of streams: [StreamID]) async throws -> [StreamID: Erasure] {
+        try await withConnection { try ErasureQueries.erasures(of: streams, $0) }
+    }
+}
