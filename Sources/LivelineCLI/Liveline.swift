@@ -7,6 +7,7 @@ public struct Liveline: AsyncParsableCommand {
         abstract: "Live Activity lifecycle server.",
         subcommands: [
             Serve.self, Dev.self, Migrate.self, Apps.self, Audit.self, Verify.self, Replay.self, Archive.self,
+            Erase.self,
             LifecycleTable.self,
             LocalAPNsCommand.self,
         ]

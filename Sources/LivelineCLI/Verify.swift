@@ -60,7 +60,8 @@ struct Verify: AsyncParsableCommand {
                         + counted(summary.reloads.problems.count, "problem")
                 )
                 print(
-                    "\(counted(summary.events, "event")) in \(counted(summary.streams, "stream")): "
+                    "\(counted(summary.events, "event")) in \(counted(summary.streams, "stream"))"
+                        + (summary.erasedStreams > 0 ? " (\(summary.erasedStreams) erased)" : "") + ": "
                         + counted(summary.findings.count, "finding")
                 )
             }

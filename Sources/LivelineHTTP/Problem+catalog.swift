@@ -176,6 +176,45 @@ extension Problem {
         }
     }
 
+    /// An erasure refused: nothing to erase, or activities still to dismiss.
+    init(_ refusal: ErasureRefusal) {
+        switch refusal {
+        case .notFound(.activity):
+            self.init(Rejection.activityNotFound)
+        case .notFound(.device(let device)):
+            self.init(
+                .notFound,
+                code: "device_not_found",
+                detail: "The app has no activity, token or reload of the device \"\(device)\".",
+                details: ["deviceId": .string(device.rawValue)]
+            )
+        case .notDismissed(let activities):
+            self.init(
+                .conflict,
+                code: "activity_not_dismissed",
+                detail: "Only dismissed activities are erased: end "
+                    + activities.map { "\"\($0)\"" }.joined(separator: ", ")
+                    + " with dismissal immediate first.",
+                details: ["activityIds": .array(activities.map { .string($0.rawValue) })]
+            )
+        }
+    }
+
+    static let invalidErasure = Problem(
+        .unprocessableContent,
+        code: "invalid_erasure",
+        detail: "Name what to erase: an activityId or a deviceId, one of the two."
+    )
+
+    static func erasureNotFound(_ id: Int64) -> Problem {
+        Problem(
+            .notFound,
+            code: "erasure_not_found",
+            detail: "The app has no erasure \(id).",
+            details: ["erasureId": .number(JSONNumber(id))]
+        )
+    }
+
     static func reloadNotFound(_ id: Int64) -> Problem {
         Problem(
             .notFound,

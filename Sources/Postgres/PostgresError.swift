@@ -2,7 +2,7 @@
 ///
 /// `description` is safe to show to clients (it names the kind of failure only);
 /// `debugDescription` carries everything known (server message, detail, hint, SQLSTATE, query)
-/// and belongs in logs.
+/// but the data rows hold, and belongs in logs.
 public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The kind of failure.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -87,11 +87,25 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
         }
     }
 
+    /// `detail` without the data it quotes, which logs must not hold (a person's content, tokens,
+    /// device ids): PostgreSQL quotes a failing row whole ("Failing row contains (…)"), a key's
+    /// values ("Key (app_id, device_id)=(…) already exists"), and the text a data exception
+    /// (SQLSTATE class 22) could not read.
+    static func withoutData(_ detail: String, sqlState: SQLState?) -> String {
+        if sqlState?.errorClass == "22" { return "(left out: it may quote data)" }
+        if detail.hasPrefix("Failing row contains") { return "Failing row contains (left out)" }
+        guard detail.hasPrefix("Key ("), let equals = detail.firstRange(of: ")=("),
+            let close = detail.lastIndex(of: ")"),
+            close >= equals.upperBound
+        else { return detail }
+        return detail[..<equals.upperBound] + "left out" + detail[close...]
+    }
+
     public var debugDescription: String {
         var parts = ["code: \(code)"]
         if let sqlState { parts.append("sqlState: \(sqlState)") }
         parts.append("message: \(message)")
-        if let detail { parts.append("detail: \(detail)") }
+        if let detail { parts.append("detail: \(Self.withoutData(detail, sqlState: sqlState))") }
         if let hint { parts.append("hint: \(hint)") }
         if let constraint { parts.append("constraint: \(constraint)") }
         if let table { parts.append("table: \(table)") }

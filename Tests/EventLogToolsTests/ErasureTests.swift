@@ -182,6 +182,7 @@ struct ErasureTests {
 
             let summary = try await LogVerifier(store: store, now: Self.at(60)).verify()
             #expect(summary.isClean, "\(summary.findings)")
+            #expect(summary.erasedStreams == 3 && summary.streams == 4)
             let replay = try await ProjectionReplay(store: store).run(swap: false)
             #expect(replay.isConsistent, "\(replay)")
             let audit = try await store.audit(of: ride, archives: nil)
@@ -191,7 +192,9 @@ struct ErasureTests {
                 ]
             )
             #expect(audit.entries.contains { $0.summary.contains(#"alert "•••""#) })
-            #expect(audit.entries.last?.type == "refused update")
+            #expect(audit.entries.dropLast().last?.type == "refused update")
+            #expect(audit.entries.last?.type == "erased")
+            #expect(audit.entries.last?.summary.hasPrefix("erasure \(erasure.id), asked by command_line") == true)
         }
     }
 

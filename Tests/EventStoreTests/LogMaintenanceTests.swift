@@ -1,3 +1,5 @@
+import ActivityLifecycle
+import CanonicalJSON
 import MetricsTestKit
 import Postgres
 import TestSupport
@@ -77,6 +79,20 @@ struct LogMaintenanceTests {
                 running.cancel()
                 try await running.value
             }
+        }
+    }
+
+    @Test("the retention job finishes an erasure a stopped process left recorded and undone")
+    func finishesErasures() async throws {
+        try await fixture.withStore { store in
+            let stream = fixture.stream("erased")
+            _ = try await store.execute(requestCommand(device: "phone-1"), on: stream, at: fixture.now)
+            _ = try await store.execute(.end(.init(dismissal: .immediate)), on: stream, at: fixture.now + .seconds(1))
+            let erasure = try await store.requestErasure(.activity(stream.activity), in: fixture.app, by: .commandLine)
+            #expect(erasure.finishedAt == nil)
+            await maintenance(store, MaintenanceHealth(), TestMetrics()).applyRetention()
+            #expect(try await store.erasure(erasure.id)?.finishedAt != nil)
+            #expect(try await store.activity(stream)?.activity.content.contentState.members["step"] == .string("•••"))
         }
     }
 

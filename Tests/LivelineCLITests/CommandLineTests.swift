@@ -162,6 +162,53 @@ struct CommandLineTests {
         #expect(unreachable.errors.hasPrefix("liveline: error: "))
     }
 
+    @Test(
+        "erase: a device's dismissed activities erased and said so; refusals are one line and exit 1; a bad call is 64"
+    )
+    func erase() async throws {
+        try await liveline("migrate")
+        try await liveline("apps", "create", "demo")
+        let (done, ongoing) = (
+            StreamID(app: AppID(rawValue: "demo")!, activity: ActivityID(rawValue: "done")!),
+            StreamID(app: AppID(rawValue: "demo")!, activity: ActivityID(rawValue: "ongoing")!)
+        )
+        try await TestDatabase.withPool(database) { pool in
+            let store = EventStore(pool: pool, lifecycle: Lifecycle())
+            let request = Command.request(
+                .init(
+                    activityType: "delivery",
+                    content: ActivityContent(contentState: JSONObject(["to": .string("Ada Lovelace")])),
+                    deviceID: DeviceID(rawValue: "phone-1")
+                )
+            )
+            try await store.execute(request, on: done, at: .now())
+            try await store.execute(.end(.init(dismissal: .immediate)), on: done, at: .now())
+            try await store.execute(request, on: ongoing, at: .now())
+        }
+        let refused = try await liveline("erase", "demo", "--device", "phone-1")
+        #expect(refused.status == 1)
+        #expect(
+            refused.errors
+                == "liveline: error: only dismissed activities are erased; end these with dismissal immediate first: ongoing\n"
+        )
+        let erased = try await liveline("erase", "demo", "--activity", "done", "--json")
+        #expect(erased.status == 0)
+        let report = try JSONSerialization.jsonObject(with: Data(erased.output.utf8)) as? [String: Any]
+        #expect(report?["scope"] as? String == "activity" && report?["erased"] as? Int == 1)
+        #expect(report?["finishedAt"] != nil)
+        let line = try await liveline("erase", "demo", "--activity", "done")
+        #expect(line.output.hasPrefix("erasure 2 of app demo: 1 of 1 activity erased"))
+        #expect(
+            try await liveline("erase", "demo", "--device", "nobody").errors.contains(
+                "knows nothing of the device nobody"
+            )
+        )
+        #expect(try await liveline("erase", "demo").status == 64)
+        #expect(try await liveline("erase", "demo", "--activity", "a", "--device", "b").status == 64)
+        let verified = try await liveline("verify")
+        #expect(verified.status == 0 && verified.lines.last == "4 events in 2 streams (1 erased): 0 findings")
+    }
+
     @Test("archive retires what is due into a folder; audit finds the activity there; verify --archive checks it")
     func archives() async throws {
         try await liveline("migrate")

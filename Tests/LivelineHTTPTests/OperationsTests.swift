@@ -215,7 +215,7 @@ struct OperationsTests {
                 operations.append((method, path))
             }
         }
-        #expect(operations.count == 39)
+        #expect(operations.count == 41)
         let served = operations
         try await APIFixture.run { api in
             let app = try await api.makeApp()

@@ -56,6 +56,37 @@ struct ErrorAndTransactionTests {
         #expect(error.debugDescription.contains("INSERT INTO items"))
     }
 
+    @Test("logs get the failure without the data PostgreSQL quotes: a failing row, a key's values, unreadable text")
+    func detailsWithoutData() async throws {
+        func failure(_ statements: [PostgresQuery]) async throws -> PostgresError {
+            try await #require(throws: PostgresError.self) {
+                try await TestDatabase.withPool(database) { pool in
+                    try await pool.withConnection { connection in
+                        for statement in statements { try connection.execute(statement) }
+                    }
+                }
+            }
+        }
+        let secret = "Ada Lovelace, 12 Crescent Road"
+        let key = try await failure([
+            "INSERT INTO items VALUES (\(Int32(7)), \(secret))", "INSERT INTO items VALUES (\(Int32(7)), \(secret))",
+        ])
+        #expect(key.detail?.contains("7") == true)
+        #expect(key.debugDescription.contains("detail: Key (id)=(left out) already exists."))
+        try await TestDatabase.withPool(database) { pool in
+            try await pool.withConnection {
+                try $0.execute("ALTER TABLE items ADD CONSTRAINT short_names CHECK (length(label) < 10) NOT VALID")
+            }
+        }
+        let row = try await failure(["INSERT INTO items VALUES (\(Int32(8)), \(secret))"])
+        #expect(row.detail?.contains(secret) == true)
+        #expect(
+            !row.debugDescription.contains(secret) && row.debugDescription.contains("Failing row contains (left out)")
+        )
+        let text = try await failure(["SELECT \(secret)::jsonb"])
+        #expect(!text.debugDescription.contains("Ada"))
+    }
+
     @Test("a syntax error is a server error with its SQLSTATE")
     func syntaxError() async throws {
         let error = try await #require(throws: PostgresError.self) {

@@ -45,7 +45,8 @@ extension EventStore {
                 lifecycle: lifecycle,
                 maskingContent: maskingContent
             )
-            return ActivityAudit(entries: entries, archive: nil)
+            let erasure = try await erasures(of: [stream])[stream].map(AuditEntry.init(erasure:))
+            return ActivityAudit(entries: entries + (erasure.map { [$0] } ?? []), archive: nil)
         }
         let sources = ArchivedHistory.Sources(
             deliveries: try await recordedPartitions(of: "deliveries", endingAfter: delivered.since),
@@ -71,5 +72,32 @@ extension EventStore {
             maskingContent: maskingContent
         )
         return ActivityAudit(entries: entries, archive: archived.manifest)
+    }
+}
+
+extension AuditEntry {
+    /// The erasure that redacted the activity, last in its timeline: who asked and when, and what
+    /// stands for its device now.
+    init(erasure: Erasure) {
+        var data: [String: JSONValue] = [
+            "erasureId": .number(JSONNumber(erasure.id)), "requestedBy": .string(erasure.requestedBy.rawValue),
+            "requestedAt": .string(erasure.requestedAt.description),
+        ]
+        if erasure.activity == nil { data["erasedDeviceId"] = .string(erasure.erasedDeviceID.rawValue) }
+        self.init(
+            position: nil,
+            version: nil,
+            occurredAt: erasure.finishedAt ?? erasure.requestedAt,
+            recordedAt: nil,
+            type: "erased",
+            cause: nil,
+            stateBefore: nil,
+            stateAfter: nil,
+            summary: "erasure \(erasure.id), asked by \(erasure.requestedBy.rawValue) at \(erasure.requestedAt) "
+                + (erasure.activity == nil ? "for its device" : "for this activity")
+                + ": content, tokens and device id removed",
+            data: JSONObject(data),
+            problem: nil
+        )
     }
 }

@@ -58,6 +58,9 @@ public struct LogVerifier: Sendable {
     public struct Summary: Hashable, Sendable, Encodable {
         public var events = 0
         public var streams = 0
+        /// Streams an erasure redacted (`EventStore.requestErasure`): folded like the others,
+        /// their values gone by request, not damaged.
+        public var erasedStreams = 0
         public var findings: [Finding] = []
         public var caps = CapHistoryCheck.Outcome()
         /// What the archives held, when they were checked too.
@@ -97,6 +100,7 @@ public struct LogVerifier: Sendable {
         return Summary(
             events: events,
             streams: streams,
+            erasedStreams: try await store.erasedStreamCount(),
             findings: (archived?.findings ?? []) + findings + caps.findings,
             caps: caps.outcome,
             archive: archived?.outcome,

@@ -186,6 +186,19 @@ enum ErasureQueries {
         try connection.query("SELECT reference FROM erasures WHERE id = \(erasure)").single!.decode("reference")
     }
 
+    /// The activities of the live log an erasure redacted (those retired since are not counted).
+    static func erasedStreamCount(_ connection: Connection) throws -> Int {
+        Int(
+            try connection.query(
+                """
+                SELECT count(*) AS streams FROM activities a
+                WHERE EXISTS (SELECT FROM erasure_targets t
+                              WHERE t.app_id = a.app_id AND t.activity_id = a.activity_id AND t.erased_at IS NOT NULL)
+                """
+            ).single!.decode("streams", as: Int64.self)
+        )
+    }
+
     static func erasure(_ id: Int64, in app: AppID?, _ connection: Connection) throws -> Erasure? {
         try connection.query(
             """

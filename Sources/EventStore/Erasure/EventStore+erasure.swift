@@ -56,6 +56,11 @@ extension EventStore {
         try await withConnection { try ErasureQueries.erasure(id, in: app, $0) }
     }
 
+    /// How many activities of the live log an erasure redacted.
+    public func erasedStreamCount() async throws -> Int {
+        try await withConnection { try ErasureQueries.erasedStreamCount($0) }
+    }
+
     /// The erasures of these activities, by activity: how `verify` and `audit` tell an erased
     /// stream from a damaged one.
     public func erasures(of streams: [StreamID]) async throws -> [StreamID: Erasure] {

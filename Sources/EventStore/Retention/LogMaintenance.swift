@@ -8,9 +8,10 @@ public import ServiceLifecycle
 ///
 /// - `partitions`: creates the log's partitions ahead of now (appends fail without the partition
 ///   of their time) and reads the log's footprint (bytes by table, partitions ahead and behind);
-/// - `retention`: removes the idempotency keys older than `idempotencyWindow` (a retry after it
-///   is a new command) and — when a retention is set — archives and drops the partitions whose
-///   retention has passed (`EventStore.retirePartitions`).
+/// - `retention`: finishes the erasures a stopped process left (`EventStore.eraseWaitingActivities`),
+///   removes the idempotency keys older than `idempotencyWindow` (a retry after it is a new
+///   command) and — when a retention is set — archives and drops the partitions whose retention
+///   has passed (`EventStore.retirePartitions`).
 ///
 /// The jobs run side by side, so that the partitions ahead never wait behind a retirement: one
 /// that archives a large partition at a quarter of the time may take longer than the partitions
@@ -100,9 +101,11 @@ public struct LogMaintenance: Service {
         }
     }
 
-    /// One run of the `retention` job: everything past its window is removed.
+    /// One run of the `retention` job: erasures left half-way are finished, and everything past
+    /// its window is removed.
     func applyRetention() async {
         await reporting(.retention) {
+            try await store.eraseWaitingActivities()
             let expired = try await store.expireIdempotencyKeys(
                 olderThan: configuration.idempotencyWindow,
                 batchSize: configuration.batchSize
