@@ -358,8 +358,8 @@ let package = Package(
             name: "LivelineCLITests",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                "ActivityLifecycle", "CanonicalJSON", "EventStore", "LivelineCLI", "LocalAPNs", "LogArchive",
-                "Postgres",
+                "ActivityLifecycle", "CanonicalJSON", "EmbeddedPostgres", "EventStore", "LivelineCLI", "LocalAPNs",
+                "LogArchive", "Postgres",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
