@@ -1,6 +1,8 @@
 import CanonicalJSON
 import EventLogTools
+import Postgres
 import PropertyBased
+import TestSupport
 import Testing
 
 /// The console's mask over random event data: content (under `attributes`, `contentState` and
@@ -72,6 +74,33 @@ struct ContentMaskTests {
             let masked = ContentMask.mask(data)
             #expect(Self.isMasked(.object(masked.members), from: .object(data.members), inContent: false))
             #expect(ContentMask.mask(masked) == masked)
+        }
+    }
+
+    @Test(
+        "the database's mask (liveline_masked, which erasure writes) is the console's, and masking twice is masking once"
+    )
+    func databaseMasksAlike() async throws {
+        let database = try await TestDatabase.makeMigrated()
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            try await pool.withConnection { connection in
+                var generator = SystemRandomNumberGenerator()
+                for _ in 0..<300 {
+                    var recipe = (0..<40).map { _ in Int.random(in: 0...1_000, using: &generator) }[...]
+                    var counter = 0
+                    let value = Self.value(&recipe, depth: 0, counter: &counter)
+                    let console = ContentMask.mask(JSONObject(["contentState": value])).members["contentState"]
+                    let row = try connection.query(
+                        """
+                        SELECT liveline_masked(\(JSONB(utf8: value.canonicalJSON)))::text AS once,
+                            liveline_masked(liveline_masked(\(JSONB(utf8: value.canonicalJSON))))::text AS twice
+                        """
+                    ).single!
+                    let once = try JSONParser.parse(Array(try row.decode("once", as: String.self).utf8))
+                    #expect(once == console, "\(String(decoding: value.canonicalJSON, as: UTF8.self))")
+                    #expect(try row.decode("twice", as: String.self) == row.decode("once", as: String.self))
+                }
+            }
         }
     }
 }
