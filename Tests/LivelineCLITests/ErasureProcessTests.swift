@@ -13,7 +13,7 @@ import Testing
 struct ErasureProcessTests {
     static let app = AppID(rawValue: "shop")!
     static let device = "rider-secret-phone"
-    static let activities = 3_000
+    static let activities = 2_000
 
     @Test("liveline erase killed -9 between two batches; liveline serve finishes it; nothing of the device is left")
     func killedHalfWay() async throws {

@@ -53,7 +53,8 @@ enum Loopback {
         throw LoopbackError.noFreePort
     }
 
-    /// Waits until `server` answers `/readyz` on `port` with 200, for up to a minute; a server
+    /// Waits until `server` answers `/readyz` on `port` with 200, for up to two minutes (a new
+    /// cluster's initdb on a machine the whole suite loads takes most of one); a server
     /// that ends meanwhile (it could not bind, say) is a failure that shows what it printed —
     /// unless the port was taken and `retryingATakenPort`: then the answer is `false`.
     @discardableResult
@@ -62,7 +63,7 @@ enum Loopback {
         port: Int,
         retryingATakenPort: Bool = false
     ) async throws -> Bool {
-        for _ in 0..<600 {
+        for _ in 0..<1_200 {
             let ready = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
                 try await client.get("/readyz").status == .ok
             }
@@ -74,7 +75,7 @@ enum Loopback {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("the server on port \(port) was not ready within a minute:\n\(server.errorsSoFar)")
+        Issue.record("the server on port \(port) was not ready within two minutes:\n\(server.errorsSoFar)")
         return true
     }
 }
