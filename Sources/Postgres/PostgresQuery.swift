@@ -5,7 +5,7 @@ import Foundation
 /// Built only from a string literal: every interpolated value becomes a numbered parameter
 /// (`$1`, `$2`, …) sent separately from the SQL text, so values can never change the statement.
 /// Names that cannot be parameters are interpolated as `\(identifier: name)`, always quoted;
-/// counts that cannot be, as `\(literal: n)`.
+/// counts that cannot be, as `\(literal: n)`; a piece of the program's own SQL as `\(fragment: "…")`.
 ///
 /// ```swift
 /// let query: PostgresQuery = "SELECT name FROM apps WHERE id = \(appID)"
@@ -98,6 +98,22 @@ public struct PostgresQuery: Sendable, ExpressibleByStringInterpolation, CustomS
                 if index > 0 { sql += ", " }
                 appendInterpolation(identifier: identifier)
             }
+        }
+
+        /// Columns, each of the table the statement calls by `of` (a name of the program's),
+        /// separated by commas: `r."position", z."data"`.
+        public mutating func appendInterpolation(columns: [(of: StaticString, name: String)]) {
+            for (index, column) in columns.enumerated() {
+                if index > 0 { sql += ", " }
+                sql += "\(column.of)."
+                appendInterpolation(identifier: column.name)
+            }
+        }
+
+        /// A piece of SQL written in the program (a literal, never data), which one statement
+        /// takes in several forms.
+        public mutating func appendInterpolation(fragment: StaticString) {
+            sql += "\(fragment)"
         }
     }
 }

@@ -33,7 +33,9 @@ extension EventStore {
     {
         let events = try await events(of: stream)
         let rejections = try await rejections(of: stream.app, activity: stream.activity, limit: limit)
-        guard events.isEmpty, let folder, let archived = try await ArchiveSearch.find(stream, in: folder),
+        let keys = try await archiveKeys(of: stream)
+        let erasure = try await erasures(of: [stream])[stream].map { [AuditEntry(erasure: $0)] } ?? []
+        guard events.isEmpty, let folder, let archived = try await ArchiveSearch.find(stream, in: folder, keys: keys),
             let delivered = DeliveredStream(archived.events)
         else {
             let entries = AuditTimeline.build(
@@ -45,8 +47,7 @@ extension EventStore {
                 lifecycle: lifecycle,
                 maskingContent: maskingContent
             )
-            let erasure = try await erasures(of: [stream])[stream].map(AuditEntry.init(erasure:))
-            return ActivityAudit(entries: entries + (erasure.map { [$0] } ?? []), archive: nil)
+            return ActivityAudit(entries: entries + erasure, archive: nil)
         }
         let sources = ArchivedHistory.Sources(
             deliveries: try await recordedPartitions(of: "deliveries", endingAfter: delivered.since),
@@ -56,7 +57,7 @@ extension EventStore {
             ),
             invalidations: try await recordedPartitions(of: "push_token_invalidations", endingAfter: delivered.since)
         )
-        let history = try await ArchivedHistory.read(delivered, from: sources, in: folder)
+        let history = try await ArchivedHistory.read(delivered, from: sources, in: folder, keys: keys)
         let archivedEvents = archived.events.map(\.event)
         let deaths = try await tokenDeaths(of: stream, events: archivedEvents) + history.deaths
         let entries = AuditTimeline.build(
@@ -71,7 +72,7 @@ extension EventStore {
             lifecycle: lifecycle,
             maskingContent: maskingContent
         )
-        return ActivityAudit(entries: entries, archive: archived.manifest)
+        return ActivityAudit(entries: entries + erasure, archive: archived.manifest)
     }
 }
 

@@ -18,11 +18,16 @@ public enum ArchiveSearch {
     private struct PassedTheStream: Error {}
 
     /// The stream in the newest archive that holds it (an id may be used again after its first
-    /// stream was retired), or `nil`. Reads files on a thread of its own.
-    public static func find(_ stream: StreamID, in folder: ArchiveFolder) async throws -> ArchivedStream? {
+    /// stream was retired), its data opened with its keys in `keys` (read redacted without), or
+    /// `nil`. Reads files on a thread of its own.
+    public static func find(
+        _ stream: StreamID,
+        in folder: ArchiveFolder,
+        keys: ArchiveKeyRing
+    ) async throws -> ArchivedStream? {
         try await NIOThreadPool.singleton.runIfActive {
             for manifest in try folder.manifests().filter({ $0.table == "events" }).reversed() {
-                let events = try read(stream, from: manifest, in: folder)
+                let events = try read(stream, from: manifest, in: folder, keys: keys)
                 if !events.isEmpty { return ArchivedStream(manifest: manifest, events: events) }
             }
             return nil
@@ -32,7 +37,8 @@ public enum ArchiveSearch {
     private static func read(
         _ stream: StreamID,
         from manifest: ArchiveManifest,
-        in folder: ArchiveFolder
+        in folder: ArchiveFolder,
+        keys: ArchiveKeyRing
     ) throws
         -> [StoredEvent]
     {
@@ -42,7 +48,7 @@ public enum ArchiveSearch {
         do {
             try folder.read(manifest) { header, row in
                 if columns == nil { columns = try ArchivedEventColumns(header: header) }
-                let event = try columns!.decode(row).event
+                let event = try columns!.decode(row, keys: keys).event
                 let at = [event.stream.app.rawValue, event.stream.activity.rawValue]
                 if at == key {
                     events.append(event)

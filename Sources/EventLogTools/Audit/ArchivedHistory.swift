@@ -26,11 +26,13 @@ struct ArchivedHistory {
     private struct PassedTheStream: Error {}
 
     /// Reads, on a thread of its own, the archives in `folder` of `sources` for `delivered`'s
-    /// stream; throws when one the database recorded is not there.
+    /// stream, opening its sealed values with `keys`; throws when one the database recorded is
+    /// not there.
     static func read(
         _ delivered: DeliveredStream,
         from sources: Sources,
-        in folder: ArchiveFolder
+        in folder: ArchiveFolder,
+        keys: ArchiveKeyRing
     ) async throws
         -> ArchivedHistory
     {
@@ -54,10 +56,10 @@ struct ArchivedHistory {
                 history.deliveries += try deliveries(of: delivered, in: manifest, folder)
             }
             for manifest in try archives(of: "rejections", sources.rejections) {
-                history.rejections += try rejections(of: delivered.stream, in: manifest, folder)
+                history.rejections += try rejections(of: delivered.stream, in: manifest, folder, keys: keys)
             }
             for manifest in try archives(of: "push_token_invalidations", sources.invalidations) {
-                history.deaths += try deaths(of: delivered.stream, in: manifest, folder)
+                history.deaths += try deaths(of: delivered.stream, in: manifest, folder, keys: keys)
             }
             return history
         }
@@ -95,7 +97,8 @@ struct ArchivedHistory {
                         apnsID: row.optional("apns_id"),
                         deviceToken: delivered.deviceToken(
                             recorded: row.optional("device_token"),
-                            registeredAt: tokenPosition
+                            registeredAt: tokenPosition,
+                            position: position
                         ),
                         tokenPosition: tokenPosition,
                         channelID: row.optional("channel_id"),
@@ -114,7 +117,8 @@ struct ArchivedHistory {
     private static func rejections(
         of stream: StreamID,
         in manifest: ArchiveManifest,
-        _ folder: ArchiveFolder
+        _ folder: ArchiveFolder,
+        keys: ArchiveKeyRing
     ) throws -> [RecordedRejection] {
         var columns: ArchivedColumns?
         var rejections: [RecordedRejection] = []
@@ -122,19 +126,21 @@ struct ArchivedHistory {
             if columns == nil {
                 columns = try ArchivedColumns(
                     header: header,
-                    needing: ["app_id", "activity_id", "command", "code", "details", "occurred_at"]
+                    needing: ["id", "app_id", "activity_id", "command", "code", "details", "occurred_at"]
                 )
             }
             let row = columns!.row(fields)
             guard row.optional("activity_id") == stream.activity.rawValue, try row.text("app_id") == stream.app.rawValue
             else { return }
+            let id: Int64 = try row.number("id")
+            let details = try row.unsealed("details", context: "rejections/\(id)", keys: keys).value
             rejections.append(
                 RecordedRejection(
                     app: stream.app,
                     activity: stream.activity.rawValue,
                     command: try row.text("command"),
                     code: try row.text("code"),
-                    details: try JSONParser.parseObject(Array(try row.text("details").utf8)).members,
+                    details: try JSONParser.parseObject(Array(details.utf8)).members,
                     occurredAt: try row.time("occurred_at")
                 )
             )
@@ -145,7 +151,8 @@ struct ArchivedHistory {
     private static func deaths(
         of stream: StreamID,
         in manifest: ArchiveManifest,
-        _ folder: ArchiveFolder
+        _ folder: ArchiveFolder,
+        keys: ArchiveKeyRing
     ) throws -> [TokenDeath] {
         var columns: ArchivedColumns?
         var deaths: [TokenDeath] = []
@@ -154,16 +161,19 @@ struct ArchivedHistory {
                 columns = try ArchivedColumns(
                     header: header,
                     needing: [
-                        "app_id", "activity_id", "device_token", "status", "reason", "invalid_since", "recorded_at",
+                        "id", "app_id", "activity_id", "device_token", "status", "reason", "invalid_since",
+                        "recorded_at",
                     ]
                 )
             }
             let row = columns!.row(fields)
             guard try row.text("activity_id") == stream.activity.rawValue, try row.text("app_id") == stream.app.rawValue
             else { return }
+            let id: Int64 = try row.number("id")
+            let token = try row.unsealed("device_token", context: "push_token_invalidations/\(id)", keys: keys).value
             deaths.append(
                 TokenDeath(
-                    token: try row.text("device_token"),
+                    token: token,
                     status: try row.number("status"),
                     reason: try row.text("reason"),
                     invalidSince: try row.time("invalid_since"),

@@ -11,6 +11,8 @@ public struct ArchiveOutcome: Hashable, Sendable, Encodable {
     public var archives = 0
     public var events = 0
     public var streams = 0
+    /// Archived streams an erasure reached: read redacted, folded all the same.
+    public var erasedStreams = 0
     /// Partitions retired (or being retired) without an archive (a retention without
     /// `LIVELINE_ARCHIVE_DIR`).
     public var retiredUnarchived: [String] = []
@@ -29,6 +31,8 @@ public struct ArchiveOutcome: Hashable, Sendable, Encodable {
 struct ArchiveCheck {
     let folder: ArchiveFolder
     let lifecycle: Lifecycle
+    /// The keys the archives' sealed values open with (`EventStore.archiveKeys`).
+    let keys: ArchiveKeyRing
 
     struct Result {
         var outcome: ArchiveOutcome
@@ -94,7 +98,7 @@ struct ArchiveCheck {
     /// Reads one archive, stream by stream (it holds them together, in version order).
     private func read(_ manifest: ArchiveManifest, into result: inout Result, check: ([StoredEvent]) -> [Finding]) {
         var columns: ArchivedEventColumns?
-        var stream: [(event: StoredEvent, committedAt: Timestamp?)] = []
+        var stream: [(event: StoredEvent, committedAt: Timestamp?, unsealing: Unsealing)] = []
         func finish() {
             guard !stream.isEmpty else { return }
             take(stream, from: manifest, into: &result, check: check)
@@ -103,7 +107,7 @@ struct ArchiveCheck {
         do {
             try folder.read(manifest) { header, row in
                 if columns == nil { columns = try ArchivedEventColumns(header: header) }
-                let decoded = try columns!.decode(row)
+                let decoded = try columns!.decode(row, keys: keys)
                 if let last = stream.last, last.event.stream != decoded.event.stream { finish() }
                 stream.append(decoded)
                 result.outcome.events += 1
@@ -116,7 +120,7 @@ struct ArchiveCheck {
     }
 
     private func take(
-        _ stream: [(event: StoredEvent, committedAt: Timestamp?)],
+        _ stream: [(event: StoredEvent, committedAt: Timestamp?, unsealing: Unsealing)],
         from manifest: ArchiveManifest,
         into result: inout Result,
         check: ([StoredEvent]) -> [Finding]
@@ -124,6 +128,13 @@ struct ArchiveCheck {
         let events = stream.map(\.event)
         let id = events[0].stream
         result.outcome.streams += 1
+        // Its key was erased, or an erasure had redacted it before it was archived.
+        let opened = stream.contains { $0.unsealing == .opened }
+        if stream.contains(where: { $0.unsealing == .erased })
+            || (!opened && keys.wasErased(app: id.app.rawValue, activity: id.activity.rawValue))
+        {
+            result.outcome.erasedStreams += 1
+        }
         result.findings += check(events)
         if let activity = try? lifecycle.fold(events.map(\.event), of: id), activity.state != .dismissed {
             result.outcome.problems.append(

@@ -84,7 +84,7 @@ public struct LogVerifier: Sendable {
         var archived: ArchiveCheck.Result?
         if let archive {
             let recorded = try await store.recordedPartitions(of: "events")
-            let check = ArchiveCheck(folder: archive, lifecycle: store.lifecycle)
+            let check = ArchiveCheck(folder: archive, lifecycle: store.lifecycle, keys: try await store.archiveKeys())
             archived = try await NIOThreadPool.singleton.runIfActive {
                 check.run(recorded: recorded, check: self.check)
             }

@@ -9,7 +9,8 @@ public struct DeliveredStream: Sendable {
     public let stream: StreamID
     /// Each event's version, by position.
     private let versions: [Int64: Int]
-    /// The token each registration brought, by position, lowercased as it was sent.
+    /// The token each registration brought, by position, lowercased as it was sent; and the
+    /// push-to-start token of a remote start, at its request's position.
     private let tokens: [Int64: String]
     /// When the stream's first event was recorded: none of its deliveries was recorded before.
     public let since: Timestamp
@@ -22,8 +23,12 @@ public struct DeliveredStream: Sendable {
         versions = Dictionary(events.map { ($0.position, $0.event.version) }) { first, _ in first }
         tokens = Dictionary(
             events.compactMap { stored in
-                guard case .pushTokenChanged(let changed) = stored.event.payload else { return nil }
-                return (stored.position, changed.pushToken.lowercased())
+                switch stored.event.payload {
+                case .pushTokenChanged(let changed): (stored.position, changed.pushToken.lowercased())
+                case .requested(let request):
+                    request.remoteStart?.pushToStartToken.map { (stored.position, $0.lowercased()) }
+                default: nil
+                }
             }
         ) { first, _ in first }
     }
@@ -39,9 +44,12 @@ public struct DeliveredStream: Sendable {
         versions[position]
     }
 
-    /// The token a delivery went to: as the row records it, or the one its registration brought.
-    public func deviceToken(recorded: String?, registeredAt tokenPosition: Int64?) -> String? {
-        recorded ?? tokenPosition.flatMap { tokens[$0] }
+    /// The token a delivery went to: as the row records it, or the one its registration brought;
+    /// for a remote start's push (at its request's `position`), the push-to-start token it names.
+    /// An archive keeps no row's token (docs/event-log.md#erasure): every one is found in the
+    /// events, but a push recorded before pushes named their registration (migration 0025).
+    public func deviceToken(recorded: String?, registeredAt tokenPosition: Int64?, position: Int64) -> String? {
+        recorded ?? tokens[tokenPosition ?? position]
     }
 }
 

@@ -273,7 +273,8 @@ enum DeliveryQueries {
                 version: version,
                 deviceToken: delivered.deviceToken(
                     recorded: try row.decode("device_token"),
-                    registeredAt: try row.decode("token_position")
+                    registeredAt: try row.decode("token_position"),
+                    position: try row.decode("position")
                 )
             )
         }

@@ -12,8 +12,15 @@ enum ErasureQueries {
         let state: ActivityState
     }
 
-    /// The activities `scope` erases, locked until the transaction ends, with their states.
-    static func targets(of scope: ErasureScope, in app: AppID, _ connection: Connection) throws -> [Target] {
+    /// The activities `scope` erases, with their states: those of the projection, locked until
+    /// the transaction ends, and those only archives hold (dismissed), found by their keys — a
+    /// device's by its `reference`.
+    static func targets(
+        of scope: ErasureScope,
+        in app: AppID,
+        reference: UUID,
+        _ connection: Connection
+    ) throws -> [Target] {
         let rows =
             switch scope {
             case .activity(let activity):
@@ -31,11 +38,65 @@ enum ErasureQueries {
                     """
                 )
             }
-        return try rows.map { row in
+        let live = try rows.map { row in
             guard let state = ActivityState(rawValue: try row.decode("state")) else {
                 throw EventStoreError.unreadableRow("activities: a state")
             }
             return Target(activity: ActivityID(uncheckedRawValue: try row.decode("activity_id")), state: state)
+        }
+        let (activity, device): (String?, UUID?) =
+            switch scope {
+            case .activity(let activity): (activity.rawValue, nil)
+            case .device: (nil, reference)
+            }
+        let known = Set(live.map(\.activity.rawValue))
+        let archived = try connection.query(
+            """
+            SELECT DISTINCT activity_id::text AS activity_id FROM archive_keys
+            WHERE app_id = \(app.rawValue) AND key IS NOT NULL
+              AND (activity_id = \(activity) OR device_reference = \(device))
+            ORDER BY 1
+            """
+        ).map { try $0.decode("activity_id", as: String.self) }.filter { !known.contains($0) }
+        return live + archived.map { Target(activity: ActivityID(uncheckedRawValue: $0), state: .dismissed) }
+    }
+
+    /// The reference that stands for `device` in the archives, or a new one when it has none.
+    static func reference(of device: DeviceID?, in app: AppID, _ connection: Connection) throws -> UUID {
+        guard let device else { return UUID() }
+        return try connection.query(
+            "SELECT reference FROM device_references WHERE app_id = \(app.rawValue) AND device_id = \(device.rawValue)"
+        ).single?.decode("reference") ?? UUID()
+    }
+
+    /// Destroys the archive keys of `activities` and records the erasure of those without one
+    /// (tombstones: an archive written later has no key for them, and `verify` knows them
+    /// erased); for a device, removes its reference, so that nothing links it to the archives.
+    static func destroyKeys(
+        of activities: [ActivityID],
+        device: DeviceID?,
+        in app: AppID,
+        reference: UUID,
+        _ connection: Connection
+    ) throws {
+        let ids = PostgresArray(activities.map(\.rawValue))
+        try connection.execute(
+            """
+            UPDATE archive_keys SET key = NULL, erased_at = now()
+            WHERE app_id = \(app.rawValue) AND activity_id = ANY (\(ids)::text[]) AND key IS NOT NULL
+            """
+        )
+        try connection.execute(
+            """
+            INSERT INTO archive_keys (app_id, activity_id, device_reference, erased_at)
+            SELECT \(app.rawValue), t.activity_id, \(reference), now() FROM unnest(\(ids)::text[]) AS t(activity_id)
+            WHERE NOT EXISTS (SELECT FROM archive_keys k WHERE k.app_id = \(app.rawValue) AND k.activity_id = t.activity_id)
+            """
+        )
+        if let device {
+            try connection.execute(
+                "DELETE FROM device_references WHERE app_id = \(app.rawValue) AND device_id = \(device.rawValue)"
+            )
         }
     }
 

@@ -6,9 +6,11 @@ extension EventStore {
     /// How many activities one transaction of an erasure rewrites.
     static let erasureBatch = 100
 
-    /// Records an erasure of `scope` in `app` and removes the device's own rows (its tokens,
-    /// reload requests naming it, counts), so that its id is kept nowhere for the rest; the
-    /// activities are then erased by `eraseNextActivities`. Only dismissed activities are erased.
+    /// Records an erasure of `scope` in `app`, removes the device's own rows (its tokens, reload
+    /// requests naming it, counts, its reference), so that its id is kept nowhere for the rest,
+    /// and destroys the keys its activities' archived values were sealed under (a device's
+    /// activities that only archives hold are found by its reference); the live activities are
+    /// then erased by `eraseNextActivities`. Only dismissed activities are erased.
     ///
     /// - Throws: `ErasureRefusal` when there is nothing to erase, or an activity is not dismissed.
     public func requestErasure(
@@ -17,13 +19,16 @@ extension EventStore {
         by requester: ErasureRequester
     ) async throws -> Erasure {
         let id = try await withTransaction { connection in
-            let targets = try ErasureQueries.targets(of: scope, in: app, connection)
+            // A partition being archived waits, or is waited for (`ArchiveKeyQueries.holdErasures`).
+            try ArchiveKeyQueries.holdOffArchiving(connection)
+            let reference = try ErasureQueries.reference(of: scope.device, in: app, connection)
+            let targets = try ErasureQueries.targets(of: scope, in: app, reference: reference, connection)
             let notDismissed = targets.filter { $0.state != .dismissed }.map(\.activity)
             guard notDismissed.isEmpty else { throw ErasureRefusal.notDismissed(notDismissed) }
             let id = try ErasureQueries.record(
                 scope,
                 in: app,
-                reference: UUID(),
+                reference: reference,
                 targets: targets.map(\.activity),
                 by: requester,
                 connection
@@ -31,6 +36,13 @@ extension EventStore {
             let deviceRows = try scope.device.map {
                 try ErasureQueries.eraseDevice($0, in: app, erasure: id, connection)
             }
+            try ErasureQueries.destroyKeys(
+                of: targets.map(\.activity),
+                device: scope.device,
+                in: app,
+                reference: reference,
+                connection
+            )
             // Nothing to erase: the transaction, and the erasure with it, is rolled back.
             guard !targets.isEmpty || deviceRows == true else { throw ErasureRefusal.notFound(scope) }
             return id

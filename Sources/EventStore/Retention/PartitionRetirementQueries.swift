@@ -1,4 +1,5 @@
 import CanonicalJSON
+import LogArchive
 import Postgres
 
 /// A partition whose retention has passed, as `log_partitions` records it.
@@ -109,7 +110,7 @@ enum PartitionRetirementQueries {
         _ partition: RetiringPartition,
         chunkRows: Int = 5_000,
         _ connection: Connection,
-        into write: (UnsafeRawBufferPointer) throws -> Void,
+        into writeOut: (UnsafeRawBufferPointer) throws -> Void,
         pause: () throws -> Void = {}
     ) throws -> Int {
         let columns: [String] = try connection.query(
@@ -120,17 +121,39 @@ enum PartitionRetirementQueries {
             """
         ).map { try $0.decode("name") }
         let key = archiveKey(of: partition.parent)
-        _ = try copyChunk(partition, columns: columns, key: key, rows: nil, connection, into: write)
+        let redaction = ArchiveRedaction.of(partition.parent)
+        var sealer = redaction.seals ? ArchiveSealer() : nil
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            if sealer != nil { try sealer!.feed(bytes, into: writeOut) } else { try writeOut(bytes) }
+        }
+        _ = try copyChunk(
+            partition,
+            columns: columns,
+            key: key,
+            redaction: redaction,
+            rows: nil,
+            connection,
+            into: write
+        )
         var copied = 0
         var after: String?
         while true {
             let rows = try chunk(of: partition, key: key, after: after, limit: chunkRows, connection)
             guard let last = rows.last else { break }
-            copied += try copyChunk(partition, columns: columns, key: key, rows: rows, connection, into: write)
+            copied += try copyChunk(
+                partition,
+                columns: columns,
+                key: key,
+                redaction: redaction,
+                rows: rows,
+                connection,
+                into: write
+            )
             try pause()
             if rows.count < chunkRows { break }
             after = last
         }
+        try sealer?.finish()
         return copied
     }
 
@@ -170,13 +193,14 @@ enum PartitionRetirementQueries {
         ).map { try $0.decode("row") }
     }
 
-    /// Copies the rows at `rows` (their `ctid`s) in key order as CSV, or, when `nil`, the CSV's
-    /// header line alone. COPY takes no parameters: the addresses reach it as a setting of its
-    /// transaction. Returns how many rows it wrote.
+    /// Copies the rows at `rows` (their `ctid`s) in key order as CSV, redacted (`ArchiveRedaction`),
+    /// or, when `nil`, the CSV's header line alone. COPY takes no parameters: the addresses reach
+    /// it as a setting of its transaction. Returns how many rows it wrote.
     private static func copyChunk(
         _ partition: RetiringPartition,
         columns: [String],
         key: [String],
+        redaction: ArchiveRedaction,
         rows: [String]?,
         _ connection: Connection,
         into write: (UnsafeRawBufferPointer) throws -> Void
@@ -184,29 +208,33 @@ enum PartitionRetirementQueries {
         try connection.transaction { connection in
             // Times in one unambiguous form, whoever reads the file.
             try connection.executeScript("SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO'")
+            if let rows, redaction.preparation != .nothing {
+                try ArchiveKeyQueries.holdErasures(connection)
+                if redaction.preparation == .keys {
+                    try ArchiveKeyQueries.makeKeys(for: rows, of: partition.name, connection)
+                } else {
+                    try ArchiveKeyQueries.referenceDevices(for: rows, of: partition.name, connection)
+                }
+            }
             try connection.execute(
                 "SELECT set_config('liveline.archive_rows', \(PostgresArray(rows ?? []))::tid[]::text, true)"
             )
-            let header = rows == nil
-            if partition.parent == "events" {
-                return try connection.copyOut(
-                    """
-                    COPY (
-                        SELECT \(identifiers: columns), CASE WHEN current_setting('track_commit_timestamp')::boolean
-                            THEN pg_xact_commit_timestamp(transaction_id::xid) END AS committed_at
-                        FROM \(identifier: partition.name)
-                        WHERE ctid = ANY (current_setting('liveline.archive_rows')::tid[]) ORDER BY \(identifiers: key)
-                    ) TO STDOUT WITH (FORMAT csv, HEADER \(literal: header ? 1 : 0))
-                    """,
-                    into: write
-                )
-            }
+            // The log's rows also say when their transaction committed, when the database records it.
+            let committed: StaticString =
+                partition.parent == "events"
+                ? """
+                , CASE WHEN current_setting('track_commit_timestamp')::boolean
+                    THEN pg_xact_commit_timestamp(r.transaction_id::xid) END AS committed_at
+                """ : ""
             return try connection.copyOut(
                 """
                 COPY (
-                    SELECT \(identifiers: columns) FROM \(identifier: partition.name)
-                    WHERE ctid = ANY (current_setting('liveline.archive_rows')::tid[]) ORDER BY \(identifiers: key)
-                ) TO STDOUT WITH (FORMAT csv, HEADER \(literal: header ? 1 : 0))
+                    SELECT \(columns: redaction.selected(columns))\(fragment: committed)\(fragment: redaction.sealing)
+                    FROM \(identifier: partition.name) r \(fragment: redaction.joins)
+                    CROSS JOIN LATERAL (\(fragment: redaction.redacted)) z
+                    WHERE r.ctid = ANY (current_setting('liveline.archive_rows')::tid[])
+                    ORDER BY \(columns: key.map { (of: "r", name: $0) })
+                ) TO STDOUT WITH (FORMAT csv, HEADER \(literal: rows == nil ? 1 : 0))
                 """,
                 into: write
             )

@@ -1,4 +1,5 @@
 package import CanonicalJSON
+package import LogArchive
 
 /// The columns of an archive's CSV, found by name in its header line: an archive holds the
 /// columns its table had when it was written, so rows are read by name, never by place.
@@ -80,5 +81,34 @@ package struct ArchivedRow {
             throw ArchivedColumns.Unreadable(description: "a row has no \(column)")
         }
         return time
+    }
+}
+
+/// What became of a row's sealed value as it was read.
+package enum Unsealing: Sendable {
+    /// The row sealed nothing: its columns are as the table held them, or as an erasure had
+    /// left them before it was archived.
+    case plain
+    /// Its original, opened with its key.
+    case opened
+    /// Its key was erased: the row reads redacted.
+    case erased
+}
+
+extension ArchivedRow {
+    /// The value of a column that is never NULL as the table held it: the original sealed
+    /// beside the row (`ArchiveSealer.sealedColumn`) when it has one and its key is in `keys`, or
+    /// else the column as written. Throws when a sealed value does not open
+    /// (`SealedValue.Unopenable`).
+    package func unsealed(
+        _ column: String,
+        context: String,
+        keys: ArchiveKeyRing
+    ) throws -> (value: String, unsealing: Unsealing) {
+        guard let sealed = optional(ArchiveSealer.sealedColumn) else { return (try text(column), .plain) }
+        guard let opened = try SealedValue.open(sealed, context: context, keys: keys) else {
+            return (try text(column), .erased)
+        }
+        return (opened, .opened)
     }
 }

@@ -1,9 +1,11 @@
 import ActivityLifecycle
 package import CanonicalJSON
+package import LogArchive
 import Postgres
 
 /// Reads events as a partition's archive holds them: the columns of `events`, then
-/// `committed_at`.
+/// `committed_at`, and `sealed` in an archive written since archives were sealed (its `data`
+/// redacted, the original sealed beside it).
 package struct ArchivedEventColumns: Sendable {
     private let columns: ArchivedColumns
 
@@ -18,9 +20,15 @@ package struct ArchivedEventColumns: Sendable {
         )
     }
 
-    /// The event of a row, and when its transaction committed (`nil` when not recorded).
-    package func decode(_ fields: [String?]) throws -> (event: StoredEvent, committedAt: Timestamp?) {
+    /// The event of a row — its data opened with its key in `keys`, or as written —, when its
+    /// transaction committed (`nil` when not recorded), and what became of its sealed data.
+    package func decode(
+        _ fields: [String?],
+        keys: ArchiveKeyRing
+    ) throws -> (event: StoredEvent, committedAt: Timestamp?, unsealing: Unsealing) {
         let row = columns.row(fields)
+        let position: Int64 = try row.number("position")
+        let (data, unsealing) = try row.unsealed("data", context: "events/\(position)", keys: keys)
         guard let app = AppID(rawValue: try row.text("app_id")),
             let activity = ActivityID(rawValue: try row.text("activity_id")),
             let type = EventType(rawValue: try row.text("type")), let cause = Cause(rawValue: try row.text("caused_by"))
@@ -29,17 +37,18 @@ package struct ArchivedEventColumns: Sendable {
         }
         return (
             StoredEvent(
-                position: try row.number("position"),
+                position: position,
                 stream: StreamID(app: app, activity: activity),
                 event: ActivityEvent(
                     version: try row.number("version"),
                     occurredAt: try row.time("occurred_at"),
                     cause: cause,
-                    payload: try EventData.decode(type: type, data: JSONB(try row.text("data")))
+                    payload: try EventData.decode(type: type, data: JSONB(data))
                 ),
                 recordedAt: try row.time("recorded_at")
             ),
-            try row.optionalTime("committed_at")
+            try row.optionalTime("committed_at"),
+            unsealing
         )
     }
 }

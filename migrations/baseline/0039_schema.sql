@@ -1,8 +1,8 @@
--- The baseline: the schema of migrations 0001 to 0038, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0039, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- This file runs first, then the function definitions (migrations/functions/), then
--- 0038_triggers.sql, in one transaction.
+-- 0039_triggers.sql, in one transaction.
 
 DO $$ BEGIN
     CREATE ROLE liveline_dashboard NOLOGIN;
@@ -240,6 +240,27 @@ CREATE VIEW public.app_open_counts AS
    FROM public.app_open_stripes
   GROUP BY app_open_stripes.app_id;
 
+CREATE TABLE public.archive_keys (
+    id bigint NOT NULL,
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    device_reference uuid NOT NULL,
+    key bytea,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    erased_at timestamp with time zone,
+    CONSTRAINT archive_keys_check CHECK (((key IS NULL) = (erased_at IS NOT NULL))),
+    CONSTRAINT archive_keys_key_check CHECK ((octet_length(key) = 32))
+);
+
+ALTER TABLE public.archive_keys ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.archive_keys_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.broadcast_channels (
     app_id public.liveline_id NOT NULL,
     channel_id text NOT NULL,
@@ -429,6 +450,13 @@ CREATE TABLE public.device_open_counts (
     device_id text NOT NULL,
     open integer DEFAULT 0 NOT NULL,
     CONSTRAINT device_open_counts_open_check CHECK ((open >= 0))
+);
+
+CREATE TABLE public.device_references (
+    app_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    reference uuid DEFAULT gen_random_uuid() NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 CREATE VIEW public.erasure_progress AS
@@ -1273,6 +1301,19 @@ CREATE INDEX erasure_targets_pending ON public.erasure_targets USING btree (app_
 
 CREATE INDEX erasure_targets_of_activity ON public.erasure_targets USING btree (app_id, activity_id);
 
+ALTER TABLE ONLY public.device_references
+    ADD CONSTRAINT device_references_pkey PRIMARY KEY (app_id, device_id);
+
+ALTER TABLE ONLY public.device_references
+    ADD CONSTRAINT device_references_reference_key UNIQUE (reference);
+
+ALTER TABLE ONLY public.archive_keys
+    ADD CONSTRAINT archive_keys_pkey PRIMARY KEY (id);
+
+CREATE UNIQUE INDEX archive_keys_live ON public.archive_keys USING btree (app_id, activity_id) WHERE (key IS NOT NULL);
+
+CREATE INDEX archive_keys_of_device ON public.archive_keys USING btree (app_id, device_reference) WHERE (key IS NOT NULL);
+
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
 ALTER INDEX public.event_traces_pkey ATTACH PARTITION public.event_traces_before_partitions_pkey;
@@ -1412,6 +1453,8 @@ GRANT SELECT ON TABLE public.app_open_stripes TO liveline_dashboard;
 GRANT SELECT ON TABLE public.app_open_counts TO liveline_dashboard;
 GRANT SELECT ON TABLE public.app_open_counts TO liveline_service;
 
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.archive_keys TO liveline_service;
+
 GRANT SELECT,INSERT ON TABLE public.broadcast_channels TO liveline_service;
 GRANT SELECT ON TABLE public.broadcast_channels TO liveline_dashboard;
 
@@ -1454,6 +1497,8 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.delivery_workers TO liveline_s
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_open_counts TO liveline_service;
 GRANT SELECT ON TABLE public.device_open_counts TO liveline_dashboard;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.device_references TO liveline_service;
 
 GRANT SELECT ON TABLE public.erasure_progress TO liveline_service;
 GRANT SELECT ON TABLE public.erasure_progress TO liveline_dashboard;
@@ -1634,6 +1679,8 @@ INSERT INTO public.service_limits (singleton, global_max_open, open_excess) VALU
 	(true, 100000, 0);
 
 SELECT pg_catalog.setval('public.admin_changes_id_seq', 1, false);
+
+SELECT pg_catalog.setval('public.archive_keys_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.deliveries_id_seq', 1, false);
 

@@ -1,4 +1,4 @@
--- The baseline: the schema of migrations 0001 to 0038, for a new database to be made in one
+-- The baseline: the schema of migrations 0001 to 0039, for a new database to be made in one
 -- step. Written by scripts/update-baseline.sh from a database migrated through them; not
 -- edited by hand (a change to the schema is a new numbered migration, then the script again).
 -- The triggers, which name the functions.
