@@ -32,7 +32,8 @@ struct ErasureTests {
     static func at(_ seconds: Int64) -> Timestamp { start + .seconds(seconds) }
 
     /// The device's three activities, each requested (with an idempotency key), given a push
-    /// token, updated with an alert and delivered, one of them with its token declared dead; its
+    /// token, updated with an alert and delivered to it (the row names the registration, as the
+    /// delivery worker's do), one of them with its token declared dead; its
     /// push-to-start and widget tokens; another person's activity. Ended and dismissed when
     /// `dismissed`.
     static func recordPerson(_ store: EventStore, dismissed: Bool = true) async throws {
@@ -54,7 +55,12 @@ struct ErasureTests {
                 at: at(1),
                 idempotency: IdempotencyKey(key: "ride-\(index)", requestDigest: Array(repeating: 1, count: 32))
             )
-            try await store.execute(.registerPushToken(pushToken(index)), on: stream, at: at(2))
+            let registered = try await store.execute(.registerPushToken(pushToken(index)), on: stream, at: at(2))
+            guard case .accepted(_, let registrations) = registered.outcome, let registration = registrations.first
+            else {
+                Issue.record("the push token was refused")
+                return
+            }
             let update = try await store.execute(
                 .update(
                     .init(
@@ -81,6 +87,7 @@ struct ErasureTests {
                             outcome: index == 2 ? .tokenInvalidated : .delivered,
                             attempt: 1,
                             deviceToken: pushToken(index),
+                            tokenPosition: registration.position,
                             status: index == 2 ? 410 : 200,
                             reason: index == 2 ? "Unregistered" : nil,
                             attemptedAt: at(4)

@@ -48,10 +48,9 @@ public enum ArchiveSearch {
         do {
             try folder.read(manifest) { header, row in
                 if columns == nil { columns = try ArchivedEventColumns(header: header) }
-                let event = try columns!.decode(row, keys: keys).event
-                let at = [event.stream.app.rawValue, event.stream.activity.rawValue]
-                if at == key {
-                    events.append(event)
+                // Another stream's data is sealed under keys not given: it is not opened.
+                if try columns!.streamKey(row) == key {
+                    events.append(try columns!.decode(row, keys: keys).event)
                 } else if !events.isEmpty {
                     throw PassedTheStream()
                 }

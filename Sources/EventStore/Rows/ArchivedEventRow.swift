@@ -20,6 +20,12 @@ package struct ArchivedEventColumns: Sendable {
         )
     }
 
+    /// The app and activity ids of a row, read alone (its data not opened).
+    package func streamKey(_ fields: [String?]) throws -> [String] {
+        let row = columns.row(fields)
+        return [try row.text("app_id"), try row.text("activity_id")]
+    }
+
     /// The event of a row — its data opened with its key in `keys`, or as written —, when its
     /// transaction committed (`nil` when not recorded), and what became of its sealed data.
     package func decode(

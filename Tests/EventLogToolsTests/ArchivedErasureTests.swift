@@ -1,0 +1,188 @@
+import ActivityLifecycle
+import CanonicalJSON
+import EventLogTools
+import Foundation
+import LogArchive
+import Postgres
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import EventStore
+
+/// Erasure reaches archives already written (docs/decisions/0040): their personal values are
+/// sealed under keys of their activities, which an erasure destroys; no archive is rewritten.
+@Suite("Erasure of archived activities: sealed values whose keys are destroyed")
+struct ArchivedErasureTests {
+    typealias Person = ErasureTests
+
+    /// Every row of every archive in `folder`, and its manifests, as text.
+    static func archiveText(_ folder: ArchiveFolder) throws -> String {
+        var text = ""
+        for manifest in try folder.manifests() {
+            text += String(decoding: try manifest.encoded(), as: UTF8.self)
+            try folder.read(manifest) { header, row in
+                text += header.joined(separator: ",") + "\n" + row.map { $0 ?? "" }.joined(separator: ",") + "\n"
+            }
+        }
+        return text
+    }
+
+    static func withArchive(
+        _ body: (EventStore, ConnectionPool, String, ArchiveFolder) async throws -> Void
+    )
+        async throws
+    {
+        let folder = ArchiveFolder(
+            path: FileManager.default.temporaryDirectory.appendingPathComponent("erasure-\(UUID().uuidString)").path
+        )
+        defer { try? FileManager.default.removeItem(atPath: folder.path) }
+        let database = try await TestDatabase.makeMigrated()
+        try await TestDatabase.withPool(database, maximumConnections: 3) { pool in
+            try await body(EventStore(pool: pool, lifecycle: Lifecycle()), pool, database, folder)
+        }
+    }
+
+    @Test(
+        "a device whose activities were archived is erased by destroying their keys: nothing of it in the database or any archive, archives unchanged, the history still checks"
+    )
+    func archivedDeviceErased() async throws {
+        try await Self.withArchive { store, pool, database, folder in
+            try await Person.recordPerson(store)
+            try await store.execute(.end(.init(dismissal: .immediate)), on: Person.stream("other"), at: Person.at(9))
+            let ride = Person.stream("ride-0")
+            let live = try await store.audit(of: ride, archives: folder)
+            // Every partition of every table ends before the retention, as of two days from now.
+            let retired = try await store.retirePartitions(
+                RetentionPolicy(retention: .seconds(86_400), archive: folder, workShare: 1),
+                asOf: .now() + .seconds(2 * 86_400)
+            )
+            #expect(
+                Set((retired ?? []).filter { ($0.archive?.rows ?? 0) > 0 }.map(\.table)) == [
+                    "events", "deliveries", "rejections", "push_token_invalidations",
+                ]
+            )
+            #expect(try await store.activity(ride) == nil)
+
+            // Archives never hold a personal value in the open; with its keys, the audit reads them.
+            let sealedText = try Self.archiveText(folder)
+            for value in Person.personal {
+                #expect(!sealedText.contains(value), "\(value) is in an archive in the open")
+            }
+            #expect(sealedText.contains("erased:") && sealedText.contains("•••"))
+            let opened = try await store.audit(of: ride, archives: folder)
+            #expect(opened.archive != nil)
+            #expect(opened.entries == live.entries)
+            #expect(opened.entries.contains { $0.summary.contains(Person.address) })
+            let files = try folder.manifests()
+
+            // Only archives hold the device's three activities: found by its reference.
+            let erasure = try await store.requestErasure(
+                .device(DeviceID(rawValue: Person.device)!),
+                in: Person.app,
+                by: .appAPI
+            )
+            #expect(erasure.activities == 3)
+            try await store.eraseWaitingActivities()
+            #expect(try await store.erasure(erasure.id)?.finishedAt != nil)
+
+            // The archives are the same files; nothing of the device is left to open them with.
+            #expect(try folder.manifests() == files)
+            #expect(try Self.archiveText(folder) == sealedText)
+            let dump = try Person.dump(database)
+            for value in Person.personal {
+                #expect(!dump.contains(value), "\(value) is still in the database")
+            }
+            let liveKeys: Int64 = try await pool.withConnection {
+                try $0.query(
+                    "SELECT count(*) AS n FROM archive_keys WHERE activity_id LIKE 'ride-%' AND key IS NOT NULL"
+                )
+                .single!.decode("n")
+            }
+            #expect(liveKeys == 0)
+
+            let erased = try await store.audit(of: ride, archives: folder)
+            #expect(erased.entries.map(\.type).dropLast() == live.entries.map(\.type))
+            #expect(!erased.entries.contains { $0.summary.contains(Person.address) })
+            #expect(erased.entries.contains { $0.summary.contains(#"alert "•••""#) })
+            #expect(erased.entries.last?.type == "erased")
+            #expect(erased.entries.flatMap(\.deliveries).allSatisfy { $0.deviceToken == "erased" })
+            // Another person's archived activity still opens.
+            let other = try await store.audit(of: Person.stream("other"), archives: folder)
+            #expect(other.archive != nil && other.entries.contains { $0.summary.contains("Other Person Stays") })
+
+            let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
+            #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
+            #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 3)
+        }
+    }
+
+    /// The rows of a copy's CSV, with their sealed values opened in place by `keys`.
+    static func opened(_ csv: [UInt8], keys: ArchiveKeyRing) throws -> [String] {
+        var records = CSVRecords()
+        var rows: [[String?]] = []
+        try csv.withUnsafeBytes { bytes in try records.feed(bytes) { rows.append($0) } }
+        return try rows.dropFirst().map { row in
+            let sealed = try row.last!.flatMap { try SealedValue.open($0, context: "events/\(row[0]!)", keys: keys) }
+            return row.dropLast().map { $0 ?? "" }.joined(separator: ",") + (sealed ?? "")
+        }
+    }
+
+    @Test(
+        "an erasure that meets a partition being archived leaves nothing to open, whichever chunk it meets",
+        arguments: [1, 2, 4]
+    )
+    func erasureDuringArchive(meetingChunk: Int) async throws {
+        try await Self.withArchive { store, pool, _, _ in
+            try await Person.recordPerson(store)
+            let partition: String = try await pool.withConnection { connection in
+                try connection.query(
+                    "SELECT table_name FROM log_partitions WHERE parent = 'events' AND from_time <= now() AND now() < to_time"
+                ).single!.decode("table_name")
+            }
+            let retiring = RetiringPartition(name: partition, parent: "events", from: "", to: "", archived: false)
+            let erasure = Mutex<Task<Erasure, any Error>?>(nil)
+            let csv: [UInt8] = try await pool.withConnection { connection in
+                var csv: [UInt8] = []
+                var (writes, chunks) = (0, 0)
+                _ = try PartitionRetirementQueries.copy(
+                    retiring,
+                    chunkRows: 3,
+                    connection,
+                    into: { bytes in
+                        csv += bytes
+                        writes += 1
+                        // A row of the chunk (the header came first, alone): the erasure is asked
+                        // for while the chunk's transaction holds the copy's lock, and waits.
+                        guard writes > 1, chunks == meetingChunk - 1, erasure.withLock({ $0 == nil }) else { return }
+                        erasure.withLock { task in
+                            task = Task {
+                                try await store.requestErasure(
+                                    .device(DeviceID(rawValue: Person.device)!),
+                                    in: Person.app,
+                                    by: .commandLine
+                                )
+                            }
+                        }
+                        Thread.sleep(forTimeInterval: 0.3)
+                    },
+                    pause: { chunks += 1 }
+                )
+                return csv
+            }
+            let requested = try await #require(erasure.withLock { $0 }).value
+            try await store.eraseWaitingActivities()
+            #expect(try await store.erasure(requested.id)?.finishedAt != nil)
+            // Whatever the copy wrote, sealed or not, the keys left open nothing of the person.
+            let rows = try Self.opened(csv, keys: try await store.archiveKeys())
+            let events: Int64 = try await pool.withConnection {
+                try $0.query("SELECT count(*) AS n FROM events").single!.decode("n")
+            }
+            #expect(rows.count == events)
+            for value in Person.personal {
+                #expect(!rows.contains { $0.contains(value) }, "\(value) can be read from the archive")
+            }
+            #expect(rows.contains { $0.contains("Other Person Stays") })
+        }
+    }
+}
