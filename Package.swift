@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "CanonicalJSON", targets: ["CanonicalJSON"]),
         .library(name: "EventStore", targets: ["EventStore"]),
         .library(name: "EmbeddedPostgres", targets: ["EmbeddedPostgres"]),
+        .library(name: "LogArchive", targets: ["LogArchive"]),
         .library(name: "Postgres", targets: ["Postgres"]),
     ],
     dependencies: [

@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 // Benchmarks of Liveline, in a package of their own so that building and testing Liveline does
 // not build the benchmark harness. Run them with scripts/benchmark-lifecycle.sh,
-// scripts/benchmark-append.sh and scripts/benchmark-deadlines.sh.
+// scripts/benchmark-append.sh, scripts/benchmark-deadlines.sh and scripts/benchmark-erasure.sh.
 import PackageDescription
 
 /// What the load benchmarks (a private cluster, the event store) depend on.
@@ -48,6 +48,13 @@ let package = Package(
             name: "AppendBenchmark",
             dependencies: loadBenchmarkDependencies,
             path: "AppendBenchmark"
+        ),
+        // Erasing a device whose activities lie in sealed archives of 10 million events:
+        // scripts/benchmark-erasure.sh.
+        .executableTarget(
+            name: "ErasureBenchmark",
+            dependencies: loadBenchmarkDependencies + [.product(name: "LogArchive", package: "liveline")],
+            path: "ErasureBenchmark"
         ),
         .executableTarget(
             name: "LifecycleBenchmarks",

@@ -2,21 +2,34 @@ public import Crypto
 
 /// Turns the CSV a partition's copy writes into an archive's: the copy ends each row with four
 /// working columns — the id and bytes (hex) of the key of the row's activity, the row's context,
-/// and the text to seal — and the archive holds the row's other columns as they came, then
-/// `sealed`: the text sealed under the key (`SealedValue`), empty when there is nothing to seal.
-/// Fed in pieces of any size; writes whole rows.
+/// and the reference that stands for its device — and the archive holds the row's columns with
+/// its personal column redacted (`redact`), then `sealed`: the original value sealed under the
+/// key (`SealedValue`). A row without a reference is an erasure's to no one: written as it came.
+/// A row without a key (an erasure reached its activity) is redacted and seals nothing; so is a
+/// row whose value holds nothing personal (`redact` returns `nil`). Fed in pieces of any size;
+/// writes whole rows.
 public struct ArchiveSealer {
-    public static let workingColumns = ["seal_key_id", "seal_key", "seal_context", "seal_plain"]
+    public static let workingColumns = ["seal_key_id", "seal_key", "seal_context", "seal_reference"]
     public static let sealedColumn = "sealed"
 
+    /// The personal column's value redacted, given the device's reference and the row's other
+    /// columns by name; `nil` when it holds nothing personal.
+    public typealias Redact = (_ value: String, _ reference: String, _ column: (String) -> String?) throws -> String?
+
+    private let column: String
+    private let redact: Redact
     private var records = CSVRecords()
-    /// The columns kept, once the header line was read.
-    private var kept: Int?
+    /// The header's columns by name, once read.
+    private var header: [String: Int]?
     private var row = 0
     private var keys: [Int64: SymmetricKey] = [:]
     private var line: [UInt8] = []
 
-    public init() {}
+    /// Redacts `column` with `redact`.
+    public init(column: String, redact: @escaping Redact) {
+        self.column = column
+        self.redact = redact
+    }
 
     /// Reads a piece of the copy's CSV (its header line first) and writes the rows it completes
     /// through `write`.
@@ -31,13 +44,14 @@ public struct ArchiveSealer {
         try records.feed(bytes) { fields in
             line.removeAll(keepingCapacity: true)
             row += 1
-            if let kept {
-                CSVLine.append(Array(fields.prefix(kept)) + [try sealed(Array(fields.suffix(4)))], to: &line)
+            if let header {
+                CSVLine.append(try archived(fields, header: header), to: &line)
             } else {
-                guard fields.count > 4, fields.suffix(4).map({ $0 ?? "" }) == Self.workingColumns else {
-                    throw CSVRecords.Malformed(record: 1, reason: "the copy does not end with the sealing columns")
+                let names = fields.map { $0 ?? "" }
+                guard names.count > 4, Array(names.suffix(4)) == Self.workingColumns, names.contains(column) else {
+                    throw CSVRecords.Malformed(record: 1, reason: "the copy has no \(column) and sealing columns")
                 }
-                kept = fields.count - 4
+                header = Dictionary(names.enumerated().map { ($1, $0) }) { first, _ in first }
                 CSVLine.append(Array(fields.dropLast(4)) + [Self.sealedColumn], to: &line)
             }
             try line.withUnsafeBytes { try write($0) }
@@ -49,15 +63,24 @@ public struct ArchiveSealer {
         try records.finish()
     }
 
-    private mutating func sealed(_ working: [String?]) throws -> String? {
-        guard let plain = working[3], let context = working[2] else { return nil }
-        guard let idText = working[0], let id = Int64(idText), let hex = working[1] else {
-            throw CSVRecords.Malformed(record: row, reason: "a row to seal has no key")
+    /// A row of the archive from a row of the copy.
+    private mutating func archived(_ fields: [String?], header: [String: Int]) throws -> [String?] {
+        let working = fields.count - 4
+        var archived = Array(fields[..<working])
+        guard let reference = fields[working + 3], let index = header[column], let value = fields[index] else {
+            return archived + [nil]
+        }
+        let redacted = try redact(value, reference) { name in header[name].flatMap { fields[$0] } }
+        guard let redacted else { return archived + [nil] }
+        archived[index] = redacted
+        guard let idText = fields[working], let hex = fields[working + 1] else { return archived + [nil] }
+        guard let id = Int64(idText), let context = fields[working + 2] else {
+            throw CSVRecords.Malformed(record: row, reason: "a row to seal has no key id or context")
         }
         let key = try keys[id] ?? Self.key(hex: hex, row: row)
         if keys.count > 10_000 { keys.removeAll(keepingCapacity: true) }
         keys[id] = key
-        return try SealedValue.seal(plain, keyID: id, key: key, context: context)
+        return archived + [try SealedValue.seal(value, keyID: id, key: key, context: context)]
     }
 
     private static func key(hex: String, row: Int) throws -> SymmetricKey {
@@ -82,22 +105,28 @@ public enum CSVLine {
     public static func append(_ fields: [String?], to line: inout [UInt8]) {
         for (index, field) in fields.enumerated() {
             if index > 0 { line.append(UInt8(ascii: ",")) }
-            guard let field else { continue }
-            let bytes = field.utf8
-            let quoted =
-                bytes.isEmpty || field == "\\."
-                || bytes.contains { [UInt8(ascii: ","), UInt8(ascii: "\""), 10, 13].contains($0) }
-            guard quoted else {
-                line.append(contentsOf: bytes)
-                continue
+            guard var text = field else { continue }
+            text.withUTF8 { bytes in
+                guard
+                    bytes.isEmpty
+                        || (bytes.count == 2 && bytes[0] == UInt8(ascii: "\\") && bytes[1] == UInt8(ascii: "."))
+                        || bytes.contains(where: needsQuotes)
+                else { return line.append(contentsOf: bytes) }
+                line.append(UInt8(ascii: "\""))
+                for byte in bytes {
+                    if byte == UInt8(ascii: "\"") { line.append(byte) }
+                    line.append(byte)
+                }
+                line.append(UInt8(ascii: "\""))
             }
-            line.append(UInt8(ascii: "\""))
-            for byte in bytes {
-                if byte == UInt8(ascii: "\"") { line.append(byte) }
-                line.append(byte)
-            }
-            line.append(UInt8(ascii: "\""))
         }
-        line.append(10)
+        line.append(UInt8(ascii: "\n"))
+    }
+
+    private static func needsQuotes(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: ","), UInt8(ascii: "\""), UInt8(ascii: "\n"), UInt8(ascii: "\r"): true
+        default: false
+        }
     }
 }

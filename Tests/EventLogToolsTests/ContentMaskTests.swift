@@ -1,5 +1,6 @@
 import CanonicalJSON
 import EventLogTools
+import EventStore
 import Postgres
 import PropertyBased
 import TestSupport
@@ -7,7 +8,7 @@ import Testing
 
 /// The console's mask over random event data: content (under `attributes`, `contentState` and
 /// `alert`, at any depth) keeps its shape and keys and loses every value; the rest is untouched.
-@Suite("Content masked: keys kept, values gone, the rest untouched")
+@Suite("Content masked and event data redacted: keys kept, values gone, the rest untouched, alike in SQL and Swift")
 struct ContentMaskTests {
     static let keys = ["attributes", "contentState", "alert", "content", "staleDate", "deviceId", "items"]
 
@@ -53,7 +54,7 @@ struct ContentMaskTests {
             return elements.count == maskedElements.count
                 && zip(elements, maskedElements).allSatisfy { isMasked($1, from: $0, inContent: inContent) }
         default:
-            return inContent ? masked == .string(ContentMask.masked) : masked == original
+            return inContent ? masked == .string(Redaction.masked) : masked == original
         }
     }
 
@@ -99,6 +100,46 @@ struct ContentMaskTests {
                     let once = try JSONParser.parse(Array(try row.decode("once", as: String.self).utf8))
                     #expect(once == console, "\(String(decoding: value.canonicalJSON, as: UTF8.self))")
                     #expect(try row.decode("twice", as: String.self) == row.decode("once", as: String.self))
+                }
+            }
+        }
+    }
+
+    @Test(
+        "archives' redaction (Redaction.eventData) is the live log's (liveline_redacted_event_data) on random event data"
+    )
+    func archivesRedactAlike() async throws {
+        let members = [
+            "attributes", "content", "contentState", "alert", "deviceId", "pushToken", "remoteStart",
+            "pushToStartToken",
+            "staleDate", "reason",
+        ]
+        let types = ["activity.requested", "activity.updated", "activity.start_unconfirmed", "activity.ended"]
+        let database = try await TestDatabase.makeMigrated()
+        try await TestDatabase.withPool(database, maximumConnections: 1) { pool in
+            try await pool.withConnection { connection in
+                var generator = SystemRandomNumberGenerator()
+                for _ in 0..<300 {
+                    var recipe = (0..<60).map { _ in Int.random(in: 0...1_000, using: &generator) }[...]
+                    var counter = 0
+                    var data: [String: JSONValue] = [:]
+                    for _ in 0..<((recipe.popFirst() ?? 0) % 6) {
+                        let key = members[(recipe.popFirst() ?? 0) % members.count]
+                        data[key] = Self.value(&recipe, depth: 1, counter: &counter)
+                    }
+                    let type = types[(recipe.popFirst() ?? 0) % types.count]
+                    let reference = "5f0c7a8e-3b1d-4c2a-9e6f-0a1b2c3d4e5f"
+                    let database = try connection.query(
+                        """
+                        SELECT liveline_redacted_event_data(\(type), \(JSONB(utf8: JSONValue.object(data).canonicalJSON)),
+                            \(reference)::uuid)::text AS redacted
+                        """
+                    ).single!.decode("redacted", as: String.self)
+                    let archives = Redaction.eventData(data, type: type, reference: reference)
+                    #expect(
+                        try JSONParser.parse(Array(database.utf8)) == .object(archives),
+                        "\(type) \(String(decoding: JSONValue.object(data).canonicalJSON, as: UTF8.self))"
+                    )
                 }
             }
         }

@@ -8,9 +8,12 @@ struct SealedArchiveTests {
     static let key = [UInt8](repeating: 7, count: 32)
     static let keyHex = String(repeating: "07", count: 32)
 
-    /// Runs `csv` through a sealer in pieces of `size` bytes; the archive's records.
+    /// Runs `csv` through a sealer of `data` in pieces of `size` bytes; the archive's records. The
+    /// redaction names the reference and the row's `kind`; "public" holds nothing personal.
     static func sealed(_ csv: [UInt8], inPiecesOf size: Int) throws -> [[String?]] {
-        var sealer = ArchiveSealer()
+        var sealer = ArchiveSealer(column: "data") { value, reference, column in
+            value == "public" ? nil : "redacted for \(reference) \(column("kind") ?? "?")"
+        }
         var out: [UInt8] = []
         for start in stride(from: 0, to: csv.count, by: size) {
             try csv[start..<min(start + size, csv.count)].withUnsafeBytes { piece in
@@ -23,7 +26,7 @@ struct SealedArchiveTests {
 
     static func copy(_ rows: [[String?]]) -> [UInt8] {
         var csv: [UInt8] = []
-        CSVLine.append(["id", "data"] + ArchiveSealer.workingColumns, to: &csv)
+        CSVLine.append(["id", "data", "kind"] + ArchiveSealer.workingColumns, to: &csv)
         for row in rows { CSVLine.append(row, to: &csv) }
         return csv
     }
@@ -40,27 +43,39 @@ struct SealedArchiveTests {
         }
     }
 
-    @Test("each row's value is sealed under its key for its row alone, in pieces of any size; nothing to seal is empty")
+    @Test(
+        "each row is redacted and its value sealed under its key for its row alone, in pieces of any size; without a reference it is as it came, without a key or anything personal it seals nothing"
+    )
     func sealsRows() async throws {
-        let texts = Gen.int(in: 0...4).map { index -> String? in
-            [nil, "", "{\"name\": \"Ada, \\\"A\\\"\"}", "line\nbreak", "token-\(index)"][index]
+        let values = Gen.int(in: 0...4).map {
+            ["public", "", "{\"name\": \"Ada, \\\"A\\\"\"}", "line\nbreak", "token"][$0]
         }
-        await propertyCheck(count: 200, input: texts.array(of: 1...12), Gen.int(in: 1...40)) { plains, size in
-            let rows = plains.enumerated().map { index, plain -> [String?] in
-                ["\(index)", "redacted \(index)", "41", Self.keyHex, "events/\(index)", plain]
+        let row = zip(values, Gen.int(in: 0...3))
+        await propertyCheck(count: 200, input: row.array(of: 1...12), Gen.int(in: 1...40)) { rows, size in
+            // Shape 0: no reference; 1: no key; 2 and 3: a key.
+            let copied = rows.enumerated().map { index, row -> [String?] in
+                let (value, shape) = row
+                return [
+                    "\(index)", value, "k\(index)", shape < 2 ? nil : "41", shape < 2 ? nil : Self.keyHex,
+                    "events/\(index)", shape == 0 ? nil : "ref-9",
+                ]
             }
-            let archive = try Self.sealed(Self.copy(rows), inPiecesOf: size)
-            #expect(archive.first == ["id", "data", ArchiveSealer.sealedColumn])
+            let archive = try Self.sealed(Self.copy(copied), inPiecesOf: size)
+            #expect(archive.first == ["id", "data", "kind", ArchiveSealer.sealedColumn])
             let keys = ArchiveKeyRing([41: Self.key])
-            for (row, plain) in zip(archive.dropFirst(), plains) {
-                #expect(row.prefix(2) == [row[0], "redacted \(row[0]!)"])
-                guard let plain else {
-                    #expect(row[2] == nil)
+            for ((index, row), (value, shape)) in zip(archive.dropFirst().enumerated(), rows) {
+                #expect(row[0] == "\(index)" && row[2] == "k\(index)")
+                guard shape > 0, value != "public" else {
+                    #expect(row[1] == value && row[3] == nil)
                     continue
                 }
-                let sealed = try #require(row[2])
-                #expect(!sealed.contains(plain) || plain.isEmpty)
-                #expect(try SealedValue.open(sealed, context: "events/\(row[0]!)", keys: keys) == plain)
+                #expect(row[1] == "redacted for ref-9 k\(index)")
+                guard shape >= 2 else {
+                    #expect(row[3] == nil)
+                    continue
+                }
+                let sealed = try #require(row[3])
+                #expect(try SealedValue.open(sealed, context: "events/\(index)", keys: keys) == value)
                 // Moved to another row, it does not open.
                 #expect(throws: SealedValue.Unopenable.self) {
                     try SealedValue.open(sealed, context: "events/999", keys: keys)
@@ -72,10 +87,10 @@ struct SealedArchiveTests {
     @Test("an erased key opens nothing; an unknown key, another key or a changed byte is an error")
     func opening() throws {
         let archive = try Self.sealed(
-            Self.copy([["1", "•••", "41", Self.keyHex, "events/1", "{\"name\": \"Ada\"}"]]),
+            Self.copy([["1", "{\"name\": \"Ada\"}", "ride", "41", Self.keyHex, "events/1", "ref"]]),
             inPiecesOf: 7
         )
-        let sealed = try #require(archive[1][2])
+        let sealed = try #require(archive[1][3])
         #expect(try SealedValue.open(sealed, context: "events/1", keys: ArchiveKeyRing([41: nil])) == nil)
         #expect(throws: SealedValue.Unopenable.self) {
             try SealedValue.open(sealed, context: "events/1", keys: .init())
@@ -102,16 +117,18 @@ struct SealedArchiveTests {
         #expect(!ring.wasErased(app: "app", activity: "b"))
     }
 
-    @Test("a copy without the sealing columns, or a row to seal without its key, is refused")
+    @Test(
+        "a copy without its column or the sealing columns, or a row to seal with a broken key or no context, is refused"
+    )
     func refusals() {
         var header: [UInt8] = []
-        CSVLine.append(["id", "data"], to: &header)
+        CSVLine.append(["id", "other"] + ArchiveSealer.workingColumns, to: &header)
         #expect(throws: CSVRecords.Malformed.self) { try Self.sealed(header, inPiecesOf: 4) }
         #expect(throws: CSVRecords.Malformed.self) {
-            try Self.sealed(Self.copy([["1", "x", nil, nil, "events/1", "secret"]]), inPiecesOf: 4)
+            try Self.sealed(Self.copy([["1", "secret", "k", "x", "00", nil, "ref"]]), inPiecesOf: 4)
         }
         #expect(throws: CSVRecords.Malformed.self) {
-            try Self.sealed(Self.copy([["1", "x", "41", "abcd", "events/1", "secret"]]), inPiecesOf: 4)
+            try Self.sealed(Self.copy([["1", "secret", "k", "41", "abcd", "events/1", "ref"]]), inPiecesOf: 4)
         }
     }
 }

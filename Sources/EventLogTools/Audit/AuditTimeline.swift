@@ -253,7 +253,7 @@ public enum AuditTimeline {
         case .updated(let updated):
             return [
                 content(updated.content),
-                updated.alert.map { "alert \"\(maskingContent ? ContentMask.masked : $0.title)\"" },
+                updated.alert.map { "alert \"\(maskingContent ? Redaction.masked : $0.title)\"" },
                 "priority \(updated.priority.rawValue)" + (updated.downgraded ? " (downgraded: budget spent)" : ""),
                 updated.widgetReload.map(widgetReload),
             ].compactMap { $0 }.joined(separator: ", ")
@@ -284,7 +284,7 @@ public enum AuditTimeline {
 
     private static func content(_ content: ActivityContent, masked: Bool) -> String {
         let state =
-            masked ? JSONObject(content.contentState.members.mapValues(ContentMask.hidingValues)) : content.contentState
+            masked ? JSONObject(content.contentState.members.mapValues(Redaction.hidingValues)) : content.contentState
         let json = String(decoding: state.canonicalJSON, as: UTF8.self)
         let shown = json.count > 60 ? json.prefix(59) + "…" : Substring(json)
         return "content \(shown)" + (content.staleDate.map { ", stale at \($0)" } ?? "")

@@ -1,13 +1,11 @@
 public import CanonicalJSON
+import EventStore
 
 /// What the support console shows of an event's content until an admin reveals it: the content's
-/// keys, every value under them replaced with `masked`. Content is an activity's `attributes`, its
+/// keys, every value under them masked (`Redaction.hidingValues`). Content is an activity's `attributes`, its
 /// `contentState` and its alerts (`alert`), wherever they sit in an event's data; the rest (dates,
 /// priorities, tokens, ids) is not content and stays.
 public enum ContentMask {
-    /// What stands for a masked value.
-    public static let masked = "•••"
-
     /// The members of event data that hold content.
     static let contentKeys: Set<String> = ["attributes", "contentState", "alert"]
 
@@ -24,21 +22,12 @@ public enum ContentMask {
             .object(
                 Dictionary(
                     uniqueKeysWithValues: members.map { key, value in
-                        (key, contentKeys.contains(key) ? hidingValues(value) : maskingContent(value))
+                        (key, contentKeys.contains(key) ? Redaction.hidingValues(value) : maskingContent(value))
                     }
                 )
             )
         case .array(let elements): .array(elements.map(maskingContent))
         default: value
-        }
-    }
-
-    /// A value inside content: its objects' keys kept, every other value masked.
-    static func hidingValues(_ value: JSONValue) -> JSONValue {
-        switch value {
-        case .object(let members): .object(members.mapValues(hidingValues))
-        case .array(let elements): .array(elements.map(hidingValues))
-        default: .string(masked)
         }
     }
 }

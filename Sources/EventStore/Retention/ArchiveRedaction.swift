@@ -1,4 +1,5 @@
 public import ActivityLifecycle
+import CanonicalJSON
 import Crypto
 public import LogArchive
 import Postgres
@@ -8,18 +9,29 @@ import Postgres
 /// originals sealed under the activity's key (`archive_keys`) in a column of their own. An
 /// erasure destroys the keys; the archives do not change.
 ///
-/// Its SQL reads the partition's row as `r`, the row's activity's live key as `k` and the newest
+/// Its SQL reads the partition's row as `r`, the row's activity's live key as `k`, the newest
 /// erasure of that activity since the row was recorded as `x` (a row an erasure reached is
-/// written redacted and never sealed); `z` is the row's redacted columns.
+/// written redacted and never sealed), and `z` as the columns the copy redacts itself. Each row
+/// looks up its own (`LATERAL … LIMIT 1`, an index probe): a join over every key would read them
+/// all for each chunk. The
+/// sealed tables' rows are redacted as they are sealed (`ArchiveSealer`), by `Redaction`'s rules:
+/// the database's functions, called row by row, cost several times the copy.
 struct ArchiveRedaction {
+    /// A table whose rows are sealed: its personal column, redacted and sealed as it is copied.
+    struct Sealing {
+        let column: String
+        let redact: ArchiveSealer.Redact
+    }
+
     /// The columns written from `z`.
     let personal: Set<String>
-    /// The statement, over `r`, `k` and `x`, that selects the redacted columns (`z`).
+    /// The statement, over `r`, that selects the columns the copy redacts (`z`).
     let redacted: StaticString
     /// The joins that find `k` and `x`, or a device's reference.
     let joins: StaticString
-    /// The sealing columns (`ArchiveSealer.workingColumns`), or none.
-    let sealing: StaticString
+    /// The working columns (`ArchiveSealer.workingColumns`), or none.
+    let working: StaticString
+    let sealing: Sealing?
     /// What a chunk's copy makes first.
     let preparation: Preparation
 
@@ -35,46 +47,42 @@ struct ArchiveRedaction {
     static func of(_ table: String) -> ArchiveRedaction {
         switch table {
         case "events":
-            ArchiveRedaction(
-                personal: ["data"],
-                redacted: """
-                    SELECT liveline_redacted_event_data(r.type, r.data,
-                        coalesce(k.device_reference, x.reference, gen_random_uuid())) AS data
-                    """,
-                joins: keyJoins,
-                sealing: """
+            sealed(
+                working: """
                     , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key, 'events/' || r.position AS seal_context,
-                    CASE WHEN k.id IS NOT NULL AND z.data <> r.data THEN r.data::text END AS seal_plain
+                    coalesce(k.device_reference, x.reference)::text AS seal_reference
                     """,
-                preparation: .keys
+                Sealing(column: "data") { value, reference, column in
+                    guard case .object(let data) = try JSONParser.parse(Array(value.utf8)) else {
+                        throw ArchivedColumns.Unreadable(description: "an event's data is not an object")
+                    }
+                    let redacted = Redaction.eventData(data, type: column("type") ?? "", reference: reference)
+                    return redacted == data
+                        ? nil : String(decoding: JSONValue.object(redacted).canonicalJSON, as: UTF8.self)
+                }
             )
         case "push_token_invalidations":
-            ArchiveRedaction(
-                personal: ["device_token"],
-                redacted: "SELECT 'erased'::text AS device_token",
-                joins: keyJoins,
-                sealing: """
+            sealed(
+                working: """
                     , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key,
                     'push_token_invalidations/' || r.id AS seal_context,
-                    CASE WHEN k.id IS NOT NULL AND r.device_token <> 'erased' THEN r.device_token END AS seal_plain
+                    coalesce(k.device_reference, x.reference)::text AS seal_reference
                     """,
-                preparation: .keys
+                Sealing(column: "device_token") { value, _, _ in value == "erased" ? nil : "erased" }
             )
         case "rejections":
             // A refusal that names no activity (or not a valid id) belongs to no one's stream,
-            // and no erasure reaches it: it is written as it is.
-            ArchiveRedaction(
-                personal: ["details"],
-                redacted: """
-                    SELECT CASE WHEN k.id IS NULL AND x.reference IS NULL THEN r.details
-                        ELSE liveline_masked(r.details) END AS details
-                    """,
-                joins: keyJoins,
-                sealing: """
+            // and no erasure reaches it: it has no reference, and is written as it is.
+            sealed(
+                working: """
                     , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key, 'rejections/' || r.id AS seal_context,
-                    CASE WHEN k.id IS NOT NULL AND z.details <> r.details THEN r.details::text END AS seal_plain
+                    coalesce(k.device_reference, x.reference)::text AS seal_reference
                     """,
-                preparation: .keys
+                Sealing(column: "details") { value, _, _ in
+                    let details = try JSONParser.parse(Array(value.utf8))
+                    let masked = Redaction.hidingValues(details)
+                    return masked == details ? nil : String(decoding: masked.canonicalJSON, as: UTF8.self)
+                }
             )
         case "deliveries":
             // A push's token is its registration's (`token_position`) or, for a start, the one
@@ -83,7 +91,8 @@ struct ArchiveRedaction {
                 personal: ["device_token"],
                 redacted: "SELECT NULL::text AS device_token",
                 joins: "",
-                sealing: "",
+                working: "",
+                sealing: nil,
                 preparation: .nothing
             )
         case "reload_deliveries":
@@ -95,27 +104,50 @@ struct ArchiveRedaction {
                         ELSE 'erased:' || coalesce(d.reference, gen_random_uuid()) END AS device_id,
                         NULL::text AS device_token
                     """,
-                joins: "LEFT JOIN device_references d ON d.app_id = r.app_id AND d.device_id = r.device_id",
-                sealing: "",
+                joins: """
+                    LEFT JOIN LATERAL (
+                        SELECT d.reference FROM device_references d WHERE d.app_id = r.app_id AND d.device_id = r.device_id
+                    ) d ON true
+                    """,
+                working: "",
+                sealing: nil,
                 preparation: .deviceReferences
             )
         default:
-            ArchiveRedaction(personal: [], redacted: "SELECT", joins: "", sealing: "", preparation: .nothing)
+            ArchiveRedaction(
+                personal: [],
+                redacted: "SELECT",
+                joins: "",
+                working: "",
+                sealing: nil,
+                preparation: .nothing
+            )
         }
     }
 
-    private static let keyJoins: StaticString = """
-        LEFT JOIN LATERAL (
-            SELECT e.reference FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-            WHERE t.app_id = r.app_id AND t.activity_id = r.activity_id AND e.requested_at >= r.recorded_at
-            ORDER BY e.id DESC LIMIT 1
-        ) x ON true
-        LEFT JOIN archive_keys k
-            ON k.app_id = r.app_id AND k.activity_id = r.activity_id AND k.key IS NOT NULL AND x.reference IS NULL
-        """
-
-    /// Whether the archive has a column of sealed values (`ArchiveSealer`).
-    var seals: Bool { preparation == .keys }
+    /// A table whose rows belong to an activity, sealed under its key.
+    private static func sealed(working: StaticString, _ sealing: Sealing) -> ArchiveRedaction {
+        ArchiveRedaction(
+            personal: [],
+            redacted: "SELECT",
+            joins: """
+                LEFT JOIN LATERAL (
+                    SELECT e.reference FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
+                    WHERE t.app_id = r.app_id AND t.activity_id = r.activity_id AND e.requested_at >= r.recorded_at
+                    ORDER BY e.id DESC LIMIT 1
+                ) x ON true
+                LEFT JOIN LATERAL (
+                    SELECT k.id, k.key, k.device_reference FROM archive_keys k
+                    WHERE k.app_id = r.app_id AND k.activity_id = r.activity_id AND k.key IS NOT NULL
+                      AND x.reference IS NULL
+                    LIMIT 1
+                ) k ON true
+                """,
+            working: working,
+            sealing: sealing,
+            preparation: .keys
+        )
+    }
 
     /// The columns selected for `columns` of the table, in its order.
     func selected(_ columns: [String]) -> [(of: StaticString, name: String)] {
@@ -142,19 +174,24 @@ enum ArchiveKeyQueries {
     /// Makes a key for each activity of the rows at `rows` that has no live key and that no
     /// erasure reached since its rows were recorded, with its device's reference (made if
     /// needed; the device as the projection names it, or a reference of its own when unknown).
+    /// Scalar subqueries: an index probe per activity, where joins could read whole tables.
     static func makeKeys(for rows: [String], of partition: String, _ connection: Connection) throws {
         let wanted = try connection.query(
             """
-            SELECT DISTINCT r.app_id::text AS app, r.activity_id::text AS activity, a.device_id::text AS device
-            FROM \(identifier: partition) r
-            LEFT JOIN activities a ON a.app_id = r.app_id AND a.activity_id = r.activity_id
-            WHERE r.ctid = ANY (\(PostgresArray(rows))::tid[])
-              AND r.activity_id ~ '^[A-Za-z0-9._:-]+$' AND length(r.activity_id) <= 128
-              AND NOT EXISTS (SELECT FROM archive_keys k
-                              WHERE k.app_id = r.app_id AND k.activity_id = r.activity_id AND k.key IS NOT NULL)
-              AND NOT EXISTS (SELECT FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-                              WHERE t.app_id = r.app_id AND t.activity_id = r.activity_id
-                                AND e.requested_at >= r.recorded_at)
+            SELECT s.app_id::text AS app, s.activity_id::text AS activity,
+                (SELECT a.device_id::text FROM activities a
+                 WHERE a.app_id = s.app_id AND a.activity_id = s.activity_id) AS device
+            FROM (
+                SELECT r.app_id, r.activity_id, min(r.recorded_at) AS recorded_at FROM \(identifier: partition) r
+                WHERE r.ctid = ANY (\(PostgresArray(rows))::tid[])
+                  AND r.activity_id ~ '^[A-Za-z0-9._:-]+$' AND length(r.activity_id) <= 128
+                GROUP BY r.app_id, r.activity_id
+            ) s
+            WHERE (SELECT k.id FROM archive_keys k
+                   WHERE k.app_id = s.app_id AND k.activity_id = s.activity_id AND k.key IS NOT NULL) IS NULL
+              AND (SELECT t.erasure_id FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
+                   WHERE t.app_id = s.app_id AND t.activity_id = s.activity_id AND e.requested_at >= s.recorded_at
+                   LIMIT 1) IS NULL
             """
         ).map { row in
             (
@@ -169,11 +206,13 @@ enum ArchiveKeyQueries {
         try connection.execute(
             """
             INSERT INTO archive_keys (app_id, activity_id, device_reference, key)
-            SELECT w.app_id, w.activity_id, coalesce(d.reference, gen_random_uuid()), w.key
+            SELECT w.app_id, w.activity_id,
+                coalesce((SELECT d.reference FROM device_references d
+                          WHERE d.app_id = w.app_id AND d.device_id = w.device_id), gen_random_uuid()),
+                w.key
             FROM unnest(\(PostgresArray(wanted.map(\.app))), \(PostgresArray(wanted.map(\.activity))),
                         \(PostgresArray(wanted.map(\.device))), \(PostgresArray(keys)))
                 AS w(app_id, activity_id, device_id, key)
-            LEFT JOIN device_references d ON d.app_id = w.app_id AND d.device_id = w.device_id
             ON CONFLICT DO NOTHING
             """
         )
