@@ -26,8 +26,10 @@ CREATE TABLE archive_keys (
     erased_at timestamptz,
     CHECK ((key IS NULL) = (erased_at IS NOT NULL))
 );
--- An activity has one live key; a device's live keys are found by its reference (an erasure).
+-- An activity has one live key; its keys, erased ones too, are found by its id (an audit); a
+-- device's live keys by its reference (an erasure).
 CREATE UNIQUE INDEX archive_keys_live ON archive_keys (app_id, activity_id) WHERE key IS NOT NULL;
+CREATE INDEX archive_keys_of_activity ON archive_keys (app_id, activity_id);
 CREATE INDEX archive_keys_of_device ON archive_keys (app_id, device_reference) WHERE key IS NOT NULL;
 
 -- Only the server reads keys and references; dashboards read the archives' redacted columns.

@@ -77,7 +77,8 @@ struct Verify: AsyncParsableCommand {
         }
         lines.append(
             "archives in \(archive.folder): \(counted(archive.archives, "archive")), "
-                + "\(counted(archive.events, "event")) in \(counted(archive.streams, "stream")): "
+                + "\(counted(archive.events, "event")) in \(counted(archive.streams, "stream"))"
+                + (archive.erasedStreams > 0 ? " (\(archive.erasedStreams) erased)" : "") + ": "
                 + counted(archive.problems.count, "problem")
         )
         return lines.joined(separator: "\n")

@@ -1,4 +1,4 @@
-public import Crypto
+import Crypto
 
 /// Turns the CSV a partition's copy writes into an archive's: the copy ends each row with four
 /// working columns — the id and bytes (hex) of the key of the row's activity, the row's context,

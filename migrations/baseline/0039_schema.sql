@@ -1312,6 +1312,8 @@ ALTER TABLE ONLY public.archive_keys
 
 CREATE UNIQUE INDEX archive_keys_live ON public.archive_keys USING btree (app_id, activity_id) WHERE (key IS NOT NULL);
 
+CREATE INDEX archive_keys_of_activity ON public.archive_keys USING btree (app_id, activity_id);
+
 CREATE INDEX archive_keys_of_device ON public.archive_keys USING btree (app_id, device_reference) WHERE (key IS NOT NULL);
 
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;

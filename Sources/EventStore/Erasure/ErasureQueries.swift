@@ -44,21 +44,28 @@ enum ErasureQueries {
             }
             return Target(activity: ActivityID(uncheckedRawValue: try row.decode("activity_id")), state: state)
         }
-        let (activity, device): (String?, UUID?) =
-            switch scope {
-            case .activity(let activity): (activity.rawValue, nil)
-            case .device: (nil, reference)
-            }
         let known = Set(live.map(\.activity.rawValue))
-        let archived = try connection.query(
-            """
-            SELECT DISTINCT activity_id::text AS activity_id FROM archive_keys
-            WHERE app_id = \(app.rawValue) AND key IS NOT NULL
-              AND (activity_id = \(activity) OR device_reference = \(device))
-            ORDER BY 1
-            """
-        ).map { try $0.decode("activity_id", as: String.self) }.filter { !known.contains($0) }
-        return live + archived.map { Target(activity: ActivityID(uncheckedRawValue: $0), state: .dismissed) }
+        // Each scope by its own index: an `OR` of the two would read every key.
+        let archived =
+            switch scope {
+            case .activity(let activity):
+                try connection.query(
+                    """
+                    SELECT activity_id::text AS activity_id FROM archive_keys
+                    WHERE app_id = \(app.rawValue) AND activity_id = \(activity.rawValue) AND key IS NOT NULL
+                    """
+                )
+            case .device:
+                try connection.query(
+                    """
+                    SELECT DISTINCT activity_id::text AS activity_id FROM archive_keys
+                    WHERE app_id = \(app.rawValue) AND device_reference = \(reference) AND key IS NOT NULL
+                    ORDER BY 1
+                    """
+                )
+            }
+        let only = try archived.map { try $0.decode("activity_id", as: String.self) }.filter { !known.contains($0) }
+        return live + only.map { Target(activity: ActivityID(uncheckedRawValue: $0), state: .dismissed) }
     }
 
     /// The reference that stands for `device` in the archives, or a new one when it has none.
@@ -80,17 +87,20 @@ enum ErasureQueries {
         _ connection: Connection
     ) throws {
         let ids = PostgresArray(activities.map(\.rawValue))
-        try connection.execute(
-            """
-            UPDATE archive_keys SET key = NULL, erased_at = now()
-            WHERE app_id = \(app.rawValue) AND activity_id = ANY (\(ids)::text[]) AND key IS NOT NULL
-            """
-        )
+        // Tombstones first, for the activities without a live key (each an index probe)...
         try connection.execute(
             """
             INSERT INTO archive_keys (app_id, activity_id, device_reference, erased_at)
             SELECT \(app.rawValue), t.activity_id, \(reference), now() FROM unnest(\(ids)::text[]) AS t(activity_id)
-            WHERE NOT EXISTS (SELECT FROM archive_keys k WHERE k.app_id = \(app.rawValue) AND k.activity_id = t.activity_id)
+            WHERE (SELECT k.id FROM archive_keys k
+                   WHERE k.app_id = \(app.rawValue) AND k.activity_id = t.activity_id AND k.key IS NOT NULL) IS NULL
+            """
+        )
+        // ...then the live keys destroyed.
+        try connection.execute(
+            """
+            UPDATE archive_keys SET key = NULL, erased_at = now()
+            WHERE app_id = \(app.rawValue) AND activity_id = ANY (\(ids)::text[]) AND key IS NOT NULL
             """
         )
         if let device {

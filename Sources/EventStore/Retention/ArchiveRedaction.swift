@@ -250,13 +250,20 @@ extension ArchiveKeyQueries {
     static func keyRing(of stream: StreamID?, _ connection: Connection) throws -> ArchiveKeyRing {
         var keys: [Int64: [UInt8]?] = [:]
         var erased: Set<[String]> = []
-        for row in try connection.query(
-            """
-            SELECT id, key, app_id::text AS app, activity_id::text AS activity FROM archive_keys
-            WHERE \(stream?.app.rawValue)::text IS NULL
-               OR (app_id = \(stream?.app.rawValue) AND activity_id = \(stream?.activity.rawValue))
-            """
-        ) {
+        let rows =
+            if let stream {
+                try connection.query(
+                    """
+                    SELECT id, key, app_id::text AS app, activity_id::text AS activity FROM archive_keys
+                    WHERE app_id = \(stream.app.rawValue) AND activity_id = \(stream.activity.rawValue)
+                    """
+                )
+            } else {
+                try connection.query(
+                    "SELECT id, key, app_id::text AS app, activity_id::text AS activity FROM archive_keys"
+                )
+            }
+        for row in rows {
             let key: [UInt8]? = try row.decode("key")
             keys[try row.decode("id")] = key
             if key == nil { erased.insert([try row.decode("app"), try row.decode("activity")]) }
