@@ -13,15 +13,10 @@ import Postgres
 @main
 struct DeadlineBenchmark {
     static func main() async throws {
-        let arguments = CommandLine.arguments
-        func option(_ name: String, _ fallback: Int) -> Int {
-            arguments.firstIndex(of: name).flatMap { Int(arguments[$0 + 1]) } ?? fallback
-        }
-        let count = option("--activities", 100_000)
-        let window = option("--window", 60)
-        let migrations = URL(
-            filePath: arguments.firstIndex(of: "--migrations").map { arguments[$0 + 1] } ?? "../migrations"
-        )
+        let arguments = BenchmarkArguments()
+        let count = arguments.option("--activities", 100_000)
+        let window = arguments.option("--window", 60)
+        let migrations = arguments.migrations
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
 

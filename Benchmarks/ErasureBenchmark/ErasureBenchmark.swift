@@ -18,15 +18,10 @@ struct ErasureBenchmark {
     static let device = "target-device"
 
     static func main() async throws {
-        let arguments = CommandLine.arguments
-        func option(_ name: String, _ fallback: Int) -> Int {
-            arguments.firstIndex(of: name).flatMap { Int(arguments[$0 + 1]) } ?? fallback
-        }
-        let events = option("--events", 10_000_000)
-        let spread = option("--spread", 10_000)
-        let migrations = URL(
-            filePath: arguments.firstIndex(of: "--migrations").map { arguments[$0 + 1] } ?? "../migrations"
-        )
+        let arguments = BenchmarkArguments()
+        let events = arguments.option("--events", 10_000_000)
+        let spread = arguments.option("--spread", 10_000)
+        let migrations = arguments.migrations
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
 

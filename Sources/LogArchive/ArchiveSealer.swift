@@ -1,21 +1,23 @@
 import Crypto
 
-/// Turns the CSV a partition's copy writes into an archive's: the copy ends each row with four
-/// working columns — the id and bytes (hex) of the key of the row's activity, the row's context,
-/// and the reference that stands for its device — and the archive holds the row's columns with
-/// its personal column redacted (`redact`), then `sealed`: the original value sealed under the
-/// key (`SealedValue`). A row without a reference is an erasure's to no one: written as it came.
+/// Turns the CSV a partition's copy writes into an archive's: the copy ends each row with three
+/// working columns — the id and bytes (hex) of the key of the row's activity, and the reference
+/// that stands for its device — and the archive holds the row's columns with its personal column
+/// redacted (`redact`), then `sealed`: the original value sealed under the key, bound to the row
+/// (`SealedValue`, in the context `<table>/<the row's key>`). A row without a reference is an erasure's to no one: written as it came.
 /// A row without a key (an erasure reached its activity) is redacted and seals nothing; so is a
 /// row whose value holds nothing personal (`redact` returns `nil`). Fed in pieces of any size;
 /// writes whole rows.
 public struct ArchiveSealer {
-    public static let workingColumns = ["seal_key_id", "seal_key", "seal_context", "seal_reference"]
+    public static let workingColumns = ["seal_key_id", "seal_key", "seal_reference"]
     public static let sealedColumn = "sealed"
 
     /// The personal column's value redacted, given the device's reference and the row's other
     /// columns by name; `nil` when it holds nothing personal.
     public typealias Redact = (_ value: String, _ reference: String, _ column: (String) -> String?) throws -> String?
 
+    private let table: String
+    private let rowKey: String
     private let column: String
     private let redact: Redact
     private var records = CSVRecords()
@@ -25,8 +27,10 @@ public struct ArchiveSealer {
     private var keys: [Int64: SymmetricKey] = [:]
     private var line: [UInt8] = []
 
-    /// Redacts `column` with `redact`.
-    public init(column: String, redact: @escaping Redact) {
+    /// Redacts `column` of `table`'s rows with `redact`; each row is known by its `rowKey` column.
+    public init(table: String, rowKey: String, column: String, redact: @escaping Redact) {
+        self.table = table
+        self.rowKey = rowKey
         self.column = column
         self.redact = redact
     }
@@ -48,11 +52,17 @@ public struct ArchiveSealer {
                 CSVLine.append(try archived(fields, header: header), to: &line)
             } else {
                 let names = fields.map { $0 ?? "" }
-                guard names.count > 4, Array(names.suffix(4)) == Self.workingColumns, names.contains(column) else {
-                    throw CSVRecords.Malformed(record: 1, reason: "the copy has no \(column) and sealing columns")
+                let working = Self.workingColumns.count
+                guard names.count > working, Array(names.suffix(working)) == Self.workingColumns,
+                    names.contains(column), names.contains(rowKey)
+                else {
+                    throw CSVRecords.Malformed(
+                        record: 1,
+                        reason: "the copy has no \(column), \(rowKey) and sealing columns"
+                    )
                 }
                 header = Dictionary(names.enumerated().map { ($1, $0) }) { first, _ in first }
-                CSVLine.append(Array(fields.dropLast(4)) + [Self.sealedColumn], to: &line)
+                CSVLine.append(Array(fields.dropLast(working)) + [Self.sealedColumn], to: &line)
             }
             try line.withUnsafeBytes { try write($0) }
         }
@@ -65,22 +75,22 @@ public struct ArchiveSealer {
 
     /// A row of the archive from a row of the copy.
     private mutating func archived(_ fields: [String?], header: [String: Int]) throws -> [String?] {
-        let working = fields.count - 4
+        let working = fields.count - Self.workingColumns.count
         var archived = Array(fields[..<working])
-        guard let reference = fields[working + 3], let index = header[column], let value = fields[index] else {
+        guard let reference = fields[working + 2], let index = header[column], let value = fields[index] else {
             return archived + [nil]
         }
         let redacted = try redact(value, reference) { name in header[name].flatMap { fields[$0] } }
         guard let redacted else { return archived + [nil] }
         archived[index] = redacted
         guard let idText = fields[working], let hex = fields[working + 1] else { return archived + [nil] }
-        guard let id = Int64(idText), let context = fields[working + 2] else {
-            throw CSVRecords.Malformed(record: row, reason: "a row to seal has no key id or context")
+        guard let id = Int64(idText), let key = header[rowKey].flatMap({ fields[$0] }) else {
+            throw CSVRecords.Malformed(record: row, reason: "a row to seal has no key id or \(rowKey)")
         }
-        let key = try keys[id] ?? Self.key(hex: hex, row: row)
+        let sealing = try keys[id] ?? Self.key(hex: hex, row: row)
         if keys.count > 10_000 { keys.removeAll(keepingCapacity: true) }
-        keys[id] = key
-        return archived + [try SealedValue.seal(value, keyID: id, key: key, context: context)]
+        keys[id] = sealing
+        return archived + [try SealedValue.seal(value, keyID: id, key: sealing, context: "\(table)/\(key)")]
     }
 
     private static func key(hex: String, row: Int) throws -> SymmetricKey {

@@ -11,7 +11,7 @@ struct SealedArchiveTests {
     /// Runs `csv` through a sealer of `data` in pieces of `size` bytes; the archive's records. The
     /// redaction names the reference and the row's `kind`; "public" holds nothing personal.
     static func sealed(_ csv: [UInt8], inPiecesOf size: Int) throws -> [[String?]] {
-        var sealer = ArchiveSealer(column: "data") { value, reference, column in
+        var sealer = ArchiveSealer(table: "events", rowKey: "id", column: "data") { value, reference, column in
             value == "public" ? nil : "redacted for \(reference) \(column("kind") ?? "?")"
         }
         var out: [UInt8] = []
@@ -57,7 +57,7 @@ struct SealedArchiveTests {
                 let (value, shape) = row
                 return [
                     "\(index)", value, "k\(index)", shape < 2 ? nil : "41", shape < 2 ? nil : Self.keyHex,
-                    "events/\(index)", shape == 0 ? nil : "ref-9",
+                    shape == 0 ? nil : "ref-9",
                 ]
             }
             let archive = try Self.sealed(Self.copy(copied), inPiecesOf: size)
@@ -87,7 +87,7 @@ struct SealedArchiveTests {
     @Test("an erased key opens nothing; an unknown key, another key or a changed byte is an error")
     func opening() throws {
         let archive = try Self.sealed(
-            Self.copy([["1", "{\"name\": \"Ada\"}", "ride", "41", Self.keyHex, "events/1", "ref"]]),
+            Self.copy([["1", "{\"name\": \"Ada\"}", "ride", "41", Self.keyHex, "ref"]]),
             inPiecesOf: 7
         )
         let sealed = try #require(archive[1][3])
@@ -125,10 +125,10 @@ struct SealedArchiveTests {
         CSVLine.append(["id", "other"] + ArchiveSealer.workingColumns, to: &header)
         #expect(throws: CSVRecords.Malformed.self) { try Self.sealed(header, inPiecesOf: 4) }
         #expect(throws: CSVRecords.Malformed.self) {
-            try Self.sealed(Self.copy([["1", "secret", "k", "x", "00", nil, "ref"]]), inPiecesOf: 4)
+            try Self.sealed(Self.copy([["1", "secret", "k", "x", "00", "ref"]]), inPiecesOf: 4)
         }
         #expect(throws: CSVRecords.Malformed.self) {
-            try Self.sealed(Self.copy([["1", "secret", "k", "41", "abcd", "events/1", "ref"]]), inPiecesOf: 4)
+            try Self.sealed(Self.copy([["1", "secret", "k", "41", "abcd", "ref"]]), inPiecesOf: 4)
         }
     }
 }

@@ -17,8 +17,10 @@ import Postgres
 /// sealed tables' rows are redacted as they are sealed (`ArchiveSealer`), by `Redaction`'s rules:
 /// the database's functions, called row by row, cost several times the copy.
 struct ArchiveRedaction {
-    /// A table whose rows are sealed: its personal column, redacted and sealed as it is copied.
+    /// A table whose rows are sealed: its personal column, redacted and sealed as it is copied;
+    /// a row is known by its `rowKey`.
     struct Sealing {
+        let rowKey: String
         let column: String
         let redact: ArchiveSealer.Redact
     }
@@ -48,11 +50,7 @@ struct ArchiveRedaction {
         switch table {
         case "events":
             sealed(
-                working: """
-                    , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key, 'events/' || r.position AS seal_context,
-                    coalesce(k.device_reference, x.reference)::text AS seal_reference
-                    """,
-                Sealing(column: "data") { value, reference, column in
+                Sealing(rowKey: "position", column: "data") { value, reference, column in
                     guard case .object(let data) = try JSONParser.parse(Array(value.utf8)) else {
                         throw ArchivedColumns.Unreadable(description: "an event's data is not an object")
                     }
@@ -63,22 +61,13 @@ struct ArchiveRedaction {
             )
         case "push_token_invalidations":
             sealed(
-                working: """
-                    , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key,
-                    'push_token_invalidations/' || r.id AS seal_context,
-                    coalesce(k.device_reference, x.reference)::text AS seal_reference
-                    """,
-                Sealing(column: "device_token") { value, _, _ in value == "erased" ? nil : "erased" }
+                Sealing(rowKey: "id", column: "device_token") { value, _, _ in value == "erased" ? nil : "erased" }
             )
         case "rejections":
             // A refusal that names no activity (or not a valid id) belongs to no one's stream,
             // and no erasure reaches it: it has no reference, and is written as it is.
             sealed(
-                working: """
-                    , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key, 'rejections/' || r.id AS seal_context,
-                    coalesce(k.device_reference, x.reference)::text AS seal_reference
-                    """,
-                Sealing(column: "details") { value, _, _ in
+                Sealing(rowKey: "id", column: "details") { value, _, _ in
                     let details = try JSONParser.parse(Array(value.utf8))
                     let masked = Redaction.hidingValues(details)
                     return masked == details ? nil : String(decoding: masked.canonicalJSON, as: UTF8.self)
@@ -126,7 +115,7 @@ struct ArchiveRedaction {
     }
 
     /// A table whose rows belong to an activity, sealed under its key.
-    private static func sealed(working: StaticString, _ sealing: Sealing) -> ArchiveRedaction {
+    private static func sealed(_ sealing: Sealing) -> ArchiveRedaction {
         ArchiveRedaction(
             personal: [],
             redacted: "SELECT",
@@ -143,7 +132,10 @@ struct ArchiveRedaction {
                     LIMIT 1
                 ) k ON true
                 """,
-            working: working,
+            working: """
+                , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key,
+                coalesce(k.device_reference, x.reference)::text AS seal_reference
+                """,
             sealing: sealing,
             preparation: .keys
         )

@@ -122,7 +122,9 @@ enum PartitionRetirementQueries {
         ).map { try $0.decode("name") }
         let key = archiveKey(of: partition.parent)
         let redaction = ArchiveRedaction.of(partition.parent)
-        var sealer = redaction.sealing.map { ArchiveSealer(column: $0.column, redact: $0.redact) }
+        var sealer = redaction.sealing.map {
+            ArchiveSealer(table: partition.parent, rowKey: $0.rowKey, column: $0.column, redact: $0.redact)
+        }
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             if sealer != nil { try sealer!.feed(bytes, into: writeOut) } else { try writeOut(bytes) }
         }
