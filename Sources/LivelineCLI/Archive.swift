@@ -14,8 +14,8 @@ struct Archive: AsyncParsableCommand {
             Does now what a server with LIVELINE_RETENTION does each minute: every partition kept \
             the retention after it settled is written to the folder (gzip-compressed CSV and \
             manifest.json, read back and checked), detached without blocking appends, and dropped \
-            with the projection rows of its activities. A run interrupted anywhere is finished by \
-            the next. One process retires at a time. Exits 0 when done (also when nothing was due), \
+            with the projection rows of its activities; then archives written before archives were \
+            sealed are sealed, once each. A run interrupted anywhere is finished by the next. One process retires at a time. Exits 0 when done (also when nothing was due), \
             1 on an error.
             """
     )
@@ -50,16 +50,19 @@ struct Archive: AsyncParsableCommand {
                 guard let retired = try await store.retirePartitions(policy) else {
                     throw ConfigurationError("another process is retiring partitions now; it finishes what is due")
                 }
+                var sealed: [ArchiveManifest] = []
+                if let folder = policy.archive { sealed = try await store.sealOlderArchives(in: folder) ?? [] }
                 if json {
                     print(try prettyJSON(retired))
-                } else {
-                    for partition in retired { print(line(partition)) }
-                    print(
-                        retired.isEmpty
-                            ? "nothing to retire: no partition settled \(policy.retention.humanReadable) ago or more"
-                            : "\(counted(retired.count, "partition")) archived and dropped"
-                    )
+                    return
                 }
+                for partition in retired { print(line(partition)) }
+                print(
+                    retired.isEmpty
+                        ? "nothing to retire: no partition settled \(policy.retention.humanReadable) ago or more"
+                        : "\(counted(retired.count, "partition")) archived and dropped"
+                )
+                if !sealed.isEmpty { print("\(counted(sealed.count, "archive")) written before sealing sealed") }
             }
         }
     }

@@ -4,8 +4,9 @@ public import Foundation
 /// enough to check the data file without Liveline (its size and SHA-256) and to know what it
 /// covers without reading it.
 public struct ArchiveManifest: Codable, Sendable, Equatable {
-    /// The version of this layout.
-    public static let currentFormat = "liveline-archive/1"
+    /// The version of this layout: `liveline-archive/2` since archives are sealed (personal
+    /// values redacted, the originals sealed in a column `sealed`); `liveline-archive/1` before.
+    public static let currentFormat = "liveline-archive/2"
 
     public var format = Self.currentFormat
     /// The table the partition belonged to (`events`, `deliveries`, …).

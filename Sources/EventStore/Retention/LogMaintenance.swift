@@ -11,7 +11,8 @@ public import ServiceLifecycle
 /// - `retention`: finishes the erasures a stopped process left (`EventStore.eraseWaitingActivities`),
 ///   removes the idempotency keys older than `idempotencyWindow` (a retry after it is a new
 ///   command) and — when a retention is set — archives and drops the partitions whose retention
-///   has passed (`EventStore.retirePartitions`).
+///   has passed (`EventStore.retirePartitions`), then seals the archives written before archives
+///   were sealed (`EventStore.sealOlderArchives`).
 ///
 /// The jobs run side by side, so that the partitions ahead never wait behind a retirement: one
 /// that archives a large partition at a quarter of the time may take longer than the partitions
@@ -116,6 +117,14 @@ public struct LogMaintenance: Service {
             }
             if let policy = configuration.retention {
                 report(try await store.retirePartitions(policy) ?? [])
+                if let folder = policy.archive {
+                    for archive in try await store.sealOlderArchives(in: folder, workShare: policy.workShare) ?? [] {
+                        logger.info(
+                            "archive written before sealing sealed",
+                            metadata: ["partition": "\(archive.partition)", "rows": "\(archive.rows)"]
+                        )
+                    }
+                }
             }
         }
     }
