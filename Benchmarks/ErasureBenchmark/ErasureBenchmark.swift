@@ -54,7 +54,8 @@ struct ErasureBenchmark {
         let archived: Int = archives.map(\.rows).reduce(0, +)
         let took = ContinuousClock.now - started
         report(
-            "archived \(archived) events in \(archives.filter { $0.rows > 0 }.count) sealed archives in \(took) "
+            "archived \(archived) events in \(archives.filter { $0.rows > 0 }.count) archives of "
+                + "\(archives.map(\.file.bytes).reduce(0, +)) bytes in \(took) "
                 + "(\(Int(Double(archived) / took.seconds)) events/s, every table's retirement)"
         )
         let before = try checksums(folder)
