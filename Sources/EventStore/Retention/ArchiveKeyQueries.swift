@@ -35,11 +35,7 @@ enum ArchiveKeyQueries {
                   AND r.activity_id ~ '^[A-Za-z0-9._:-]+$' AND length(r.activity_id) <= 128
                 GROUP BY r.app_id, r.activity_id
             ) s
-            WHERE (SELECT k.id FROM archive_keys k
-                   WHERE k.app_id = s.app_id AND k.activity_id = s.activity_id AND k.key IS NOT NULL) IS NULL
-              AND (SELECT t.erasure_id FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-                   WHERE t.app_id = s.app_id AND t.activity_id = s.activity_id AND e.requested_at >= s.recorded_at
-                   LIMIT 1) IS NULL
+            WHERE \(fragment: needsKey)
             """
         ).map { row in
             (
@@ -49,6 +45,16 @@ enum ArchiveKeyQueries {
         }
         try insertKeys(wanted, connection)
     }
+
+    /// Whether the activity `s` (`app_id`, `activity_id`, and when its rows were first recorded,
+    /// `recorded_at`) has no live key and no erasure reached it since: a key is to be made.
+    static let needsKey: StaticString = """
+        (SELECT k.id FROM archive_keys k
+         WHERE k.app_id = s.app_id AND k.activity_id = s.activity_id AND k.key IS NOT NULL) IS NULL
+        AND (SELECT t.erasure_id FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
+             WHERE t.app_id = s.app_id AND t.activity_id = s.activity_id AND e.requested_at >= s.recorded_at
+             LIMIT 1) IS NULL
+        """
 
     /// Makes keys for `wanted` activities, each with its device's reference (made when the
     /// device is known and has none; a reference of its own otherwise).

@@ -117,19 +117,7 @@ struct ArchiveRedaction {
         ArchiveRedaction(
             personal: [],
             redacted: "SELECT",
-            joins: """
-                LEFT JOIN LATERAL (
-                    SELECT e.reference FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-                    WHERE t.app_id = r.app_id AND t.activity_id = r.activity_id AND e.requested_at >= r.recorded_at
-                    ORDER BY e.id DESC LIMIT 1
-                ) x ON true
-                LEFT JOIN LATERAL (
-                    SELECT k.id, k.key, k.device_reference FROM archive_keys k
-                    WHERE k.app_id = r.app_id AND k.activity_id = r.activity_id AND k.key IS NOT NULL
-                      AND x.reference IS NULL
-                    LIMIT 1
-                ) k ON true
-                """,
+            joins: keyJoins,
             working: """
                 , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key,
                 coalesce(k.device_reference, x.reference)::text AS seal_reference
@@ -138,6 +126,22 @@ struct ArchiveRedaction {
             preparation: .keys
         )
     }
+
+    /// The joins that find, for a row `r` (`app_id`, `activity_id`, `recorded_at`), the newest
+    /// erasure of its activity since it was recorded (`x`) and, when none, its live key (`k`).
+    static let keyJoins: StaticString = """
+        LEFT JOIN LATERAL (
+            SELECT e.reference FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
+            WHERE t.app_id = r.app_id AND t.activity_id = r.activity_id AND e.requested_at >= r.recorded_at
+            ORDER BY e.id DESC LIMIT 1
+        ) x ON true
+        LEFT JOIN LATERAL (
+            SELECT k.id, k.key, k.device_reference FROM archive_keys k
+            WHERE k.app_id = r.app_id AND k.activity_id = r.activity_id AND k.key IS NOT NULL
+              AND x.reference IS NULL
+            LIMIT 1
+        ) k ON true
+        """
 
     /// The columns selected for `columns` of the table, in its order.
     func selected(_ columns: [String]) -> [(of: StaticString, name: String)] {

@@ -20,19 +20,15 @@ extension EventStore {
                 let recorded = try ArchiveManifest.decode(Data(text.utf8))
                 let current = try folder.manifests().first { $0.partition == partition && $0.table == recorded.table }
                 guard let current else { continue }
+                let manifest: ArchiveManifest
                 if current.format != recorded.format, current.rows == recorded.rows {
                     // Sealed by a run that stopped before recording it.
-                    try OlderArchiveQueries.record(
-                        String(decoding: try current.encoded(), as: UTF8.self),
-                        of: partition,
-                        replacing: text,
-                        connection
-                    )
-                    sealed.append(current)
+                    manifest = current
+                } else if current == recorded {
+                    manifest = try OlderArchive.seal(recorded, in: folder, pause: pacer.pause, connection)
+                } else {
                     continue
                 }
-                guard current == recorded else { continue }
-                let manifest = try OlderArchive.seal(recorded, in: folder, pause: pacer.pause, connection)
                 try OlderArchiveQueries.record(
                     String(decoding: try manifest.encoded(), as: UTF8.self),
                     of: partition,

@@ -67,11 +67,7 @@ enum OlderArchiveQueries {
             SELECT s.app_id AS app, s.activity_id AS activity, s.device_id AS device
             FROM unnest(\(apps), \(ids), \(times)::timestamptz[], \(PostgresArray(valid.map(\.device))))
                 AS s(app_id, activity_id, recorded_at, device_id)
-            WHERE (SELECT k.id FROM archive_keys k
-                   WHERE k.app_id = s.app_id AND k.activity_id = s.activity_id AND k.key IS NOT NULL) IS NULL
-              AND (SELECT t.erasure_id FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-                   WHERE t.app_id = s.app_id AND t.activity_id = s.activity_id AND e.requested_at >= s.recorded_at
-                   LIMIT 1) IS NULL
+            WHERE \(fragment: ArchiveKeyQueries.needsKey)
             """
         ).map { row in
             (
@@ -83,19 +79,10 @@ enum OlderArchiveQueries {
         var sealing: [[String]: ActivitySealing] = [:]
         for row in try connection.query(
             """
-            SELECT s.app_id AS app, s.activity_id AS activity, k.id, encode(k.key, 'hex') AS key,
+            SELECT r.app_id AS app, r.activity_id AS activity, k.id, encode(k.key, 'hex') AS key,
                 coalesce(k.device_reference, x.reference)::text AS reference
-            FROM unnest(\(apps), \(ids), \(times)::timestamptz[]) AS s(app_id, activity_id, recorded_at)
-            LEFT JOIN LATERAL (
-                SELECT e.reference FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-                WHERE t.app_id = s.app_id AND t.activity_id = s.activity_id AND e.requested_at >= s.recorded_at
-                ORDER BY e.id DESC LIMIT 1
-            ) x ON true
-            LEFT JOIN LATERAL (
-                SELECT k.id, k.key, k.device_reference FROM archive_keys k
-                WHERE k.app_id = s.app_id AND k.activity_id = s.activity_id AND k.key IS NOT NULL
-                  AND x.reference IS NULL
-            ) k ON true
+            FROM unnest(\(apps), \(ids), \(times)::timestamptz[]) AS r(app_id, activity_id, recorded_at)
+            \(fragment: ArchiveRedaction.keyJoins)
             """
         ) {
             sealing[[try row.decode("app"), try row.decode("activity")]] = ActivitySealing(
