@@ -43,22 +43,32 @@ struct ArchivedErasureTests {
         }
     }
 
+    /// The person's activities and the other person's, all dismissed: their partitions can settle.
+    static func recordDismissed(_ store: EventStore) async throws {
+        try await Person.recordPerson(store)
+        try await store.execute(.end(.init(dismissal: .immediate)), on: Person.stream("other"), at: Person.at(9))
+    }
+
+    /// Retires every partition of every table, each ending before the retention as of two days
+    /// from now, into `folder`.
+    static func retireEverything(_ store: EventStore, into folder: ArchiveFolder) async throws -> [RetiredPartition] {
+        try await store.retirePartitions(
+            RetentionPolicy(retention: .seconds(86_400), archive: folder, workShare: 1),
+            asOf: .now() + .seconds(2 * 86_400)
+        ) ?? []
+    }
+
     @Test(
         "a device whose activities were archived is erased by destroying their keys: nothing of it in the database or any archive, archives unchanged, the history still checks"
     )
     func archivedDeviceErased() async throws {
         try await Self.withArchive { store, pool, database, folder in
-            try await Person.recordPerson(store)
-            try await store.execute(.end(.init(dismissal: .immediate)), on: Person.stream("other"), at: Person.at(9))
+            try await Self.recordDismissed(store)
             let ride = Person.stream("ride-0")
             let live = try await store.audit(of: ride, archives: folder)
-            // Every partition of every table ends before the retention, as of two days from now.
-            let retired = try await store.retirePartitions(
-                RetentionPolicy(retention: .seconds(86_400), archive: folder, workShare: 1),
-                asOf: .now() + .seconds(2 * 86_400)
-            )
+            let retired = try await Self.retireEverything(store, into: folder)
             #expect(
-                Set((retired ?? []).filter { ($0.archive?.rows ?? 0) > 0 }.map(\.table)) == [
+                Set(retired.filter { ($0.archive?.rows ?? 0) > 0 }.map(\.table)) == [
                     "events", "deliveries", "rejections", "push_token_invalidations",
                 ]
             )

@@ -70,16 +70,12 @@ struct OlderArchiveTests {
     )
     func olderArchivesSealed() async throws {
         try await ArchivedErasureTests.withArchive { store, pool, database, folder in
-            try await Person.recordPerson(store)
-            try await store.execute(.end(.init(dismissal: .immediate)), on: Person.stream("other"), at: Person.at(9))
+            try await ArchivedErasureTests.recordDismissed(store)
             let ride = Person.stream("ride-0")
             let live = try await store.audit(of: ride, archives: folder)
             try await Self.archiveAsBefore(pool, into: folder)
             // The retirement finds them archived, and detaches and drops their partitions.
-            _ = try await store.retirePartitions(
-                RetentionPolicy(retention: .seconds(86_400), archive: folder, workShare: 1),
-                asOf: .now() + .seconds(2 * 86_400)
-            )
+            _ = try await ArchivedErasureTests.retireEverything(store, into: folder)
             #expect(try await store.activity(ride) == nil)
             let before = try ArchivedErasureTests.archiveText(folder)
             #expect(before.contains(Person.address) && before.contains(Person.device))
