@@ -91,9 +91,13 @@ import Testing
     }
 
     @Test func aNewerUpdateSupersedesAnOlderOneWaitingToBeRetried() async throws {
+        // The retry waits longer than any stall of a loaded machine between the failure and the
+        // newer update, and the lease outlasts it too: the newer update supersedes the retry at
+        // once, so neither bound slows the test.
         var slowRetries = DeliveryFixture.quick
-        slowRetries.initialBackoff = .seconds(4)
-        slowRetries.maximumBackoff = .seconds(4)
+        slowRetries.initialBackoff = .seconds(60)
+        slowRetries.maximumBackoff = .seconds(60)
+        slowRetries.lease = .seconds(60)
         let metrics = TestMetrics()
         try await DeliveryFixture.run { fixture, store in
             try await fixture.withWorkers(configuration: slowRetries, metrics: metrics) {

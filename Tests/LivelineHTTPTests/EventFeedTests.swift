@@ -24,12 +24,7 @@ struct EventFeedTests {
                     body: .json(.init(activityId: activityID("f\(index)"), activityType: "T", contentState: .empty))
                 ).created
             }
-            // The feed shows a commit once no older transaction is still running anywhere on the
-            // server (other tests' included): wait until all five are readable.
-            for _ in 0..<100 {
-                if try await app.client.readEventFeed().ok.body.json.events.count == 5 { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            try await waitUntilTheFeedShows(5, of: app)
             var after: Int64 = 0
             var seen: [String] = []
             while true {
@@ -53,6 +48,7 @@ struct EventFeedTests {
                     body: .json(.init(activityId: activityID("s\(index)"), activityType: "T", contentState: .empty))
                 ).created
             }
+            try await waitUntilTheFeedShows(3, of: app)
             let port = try #require(api.raw.port)
             let key = app.key.key
             async let live = TestDatabase.offCooperativePool {
@@ -83,6 +79,23 @@ struct EventFeedTests {
 }
 
 extension EventFeedTests {
+    /// The feed shows a commit once no older transaction is still running anywhere on the server
+    /// (other tests' included, which on a loaded machine can take seconds): waits until it shows
+    /// `count` events of `app`.
+    func waitUntilTheFeedShows(
+        _ count: Int,
+        of app: (id: AppID, client: Client, key: Components.Schemas.IssuedKey)
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await app.client.readEventFeed().ok.body.json.events.count < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the feed did not show \(count) events within 60 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     @Test("A position beyond the end of the log is answered 409 position_beyond_log, by the feed and the stream")
     func positionBeyondTheLog() async throws {
         try await APIFixture.run { api in
@@ -137,7 +150,8 @@ extension EventFeedTests {
 }
 
 /// A minimal Server-Sent Events reader over a plain socket: it reads until it has `count`
-/// events (or ten seconds pass), then closes the connection.
+/// events (or a minute passes without a byte: the feed holds events back while other tests'
+/// transactions run), then closes the connection.
 enum ServerSentEvents {
     struct Event: Equatable {
         var id: Int64
@@ -153,7 +167,7 @@ enum ServerSentEvents {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket() failed") }
         defer { close(socket) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
