@@ -5,7 +5,7 @@
 # and reports the erasure's time and that no archive file changed. Starts its own PostgreSQL
 # cluster (default durability) and removes it afterwards. Release build. Figures go to
 # BENCHMARKS.md.
-#   scripts/benchmark-erasure.sh [--events 10000000] [--spread 10000]
+#   scripts/benchmark-erasure.sh [--events 10000000] [--spread 10000] [--varied-content]
 set -euo pipefail
 cd "$(dirname "$0")/../Benchmarks"
 

@@ -13,6 +13,11 @@ public struct BenchmarkArguments: Sendable {
         arguments.firstIndex(of: name).flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? fallback
     }
 
+    /// Whether `name` is given.
+    public func flag(_ name: String) -> Bool {
+        arguments.contains(name)
+    }
+
     /// `--migrations`, or `../migrations` (the scripts run from `Benchmarks/`).
     public var migrations: URL {
         URL(filePath: arguments.firstIndex(of: "--migrations").map { arguments[$0 + 1] } ?? "../migrations")

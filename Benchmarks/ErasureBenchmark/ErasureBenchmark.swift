@@ -11,7 +11,8 @@ import Postgres
 /// (activities of ten events, spread over every partition of the log that exists, one in
 /// `--spread` of them the device's), builds its projection, retires it all into sealed archives,
 /// then erases the device through the store and reports how long that took, what it changed, and
-/// that no archive file changed (their SHA-256 before and after).
+/// that no archive file changed (their SHA-256 before and after). Every activity's content is the
+/// same unless `--varied-content`: then each has its own courier, position and times.
 @main
 struct ErasureBenchmark {
     static let app = AppID(rawValue: "bench")!
@@ -21,6 +22,8 @@ struct ErasureBenchmark {
         let arguments = BenchmarkArguments()
         let events = arguments.option("--events", 10_000_000)
         let spread = arguments.option("--spread", 10_000)
+        let contentState: StaticString =
+            arguments.flag("--varied-content") ? variedContentState : repetitiveContentState
         let migrations = arguments.migrations
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
@@ -40,7 +43,7 @@ struct ErasureBenchmark {
 
         let activities = events / 10
         var started = ContinuousClock.now
-        try await writeLog(activities: activities, spread: spread, pool)
+        try await writeLog(activities: activities, spread: spread, contentState: contentState, pool)
         report("wrote \(activities * 10) events of \(activities) activities in \(ContinuousClock.now - started)")
         started = ContinuousClock.now
         _ = try await ProjectionReplay(store: store).run(swap: true)
@@ -96,7 +99,12 @@ struct ErasureBenchmark {
     /// The log, in bulk: `activities` of ten events (requested with content and a device, seven
     /// updates, ended with immediate dismissal, dismissed), spread round-robin over the log's
     /// partitions by the time their streams began; one in `spread` is the device's.
-    static func writeLog(activities: Int, spread: Int, _ pool: ConnectionPool) async throws {
+    static func writeLog(
+        activities: Int,
+        spread: Int,
+        contentState: StaticString,
+        _ pool: ConnectionPool
+    ) async throws {
         let batch = 5_000  // 50,000 events per transaction: under the 65,536 positions a transaction has
         for first in stride(from: 0, to: activities, by: batch) {
             try await pool.withConnection { connection in
@@ -121,10 +129,10 @@ struct ErasureBenchmark {
                              WHEN v = 9 THEN 'activity.ended' ELSE 'activity.dismissed' END,
                         CASE WHEN v = 1 THEN jsonb_build_object('activityType', 'delivery',
                                 'attributes', jsonb_build_object('order', 'A-' || i),
-                                'content', jsonb_build_object('contentState', jsonb_build_object('stage', 'packed')),
+                                'content', jsonb_build_object('contentState', \(fragment: contentState)),
                                 'deviceId', CASE WHEN i % \(spread) = 0 THEN \(device) ELSE 'd-' || (i % 50000) END)
                              WHEN v <= 8 THEN jsonb_build_object('content', jsonb_build_object('contentState',
-                                jsonb_build_object('stage', 'step ' || v, 'eta', 40 - v)), 'priority', 5)
+                                \(fragment: contentState)), 'priority', 5)
                              WHEN v = 9 THEN jsonb_build_object('reason', 'app', 'dismissalPolicy', 'immediate',
                                 'dismissalDate', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'))
                              ELSE jsonb_build_object('reason', 'immediate') END,
@@ -136,6 +144,21 @@ struct ErasureBenchmark {
             }
         }
     }
+
+    /// The content of activity `i` at version `v`: the same for every activity.
+    static let repetitiveContentState: StaticString = """
+        CASE WHEN v = 1 THEN jsonb_build_object('stage', 'packed')
+            ELSE jsonb_build_object('stage', 'step ' || v, 'eta', 40 - v) END
+        """
+    /// The content of activity `i` at version `v`: its courier, a position and an ETA of its own.
+    static let variedContentState: StaticString = """
+        jsonb_build_object(
+            'stage', (ARRAY['packed', 'picked up', 'on the way', 'nearby', 'at the door'])[1 + (i + v) % 5],
+            'eta', (i * 7 + v * 13) % 60,
+            'courier', 'Courier ' || substr(md5(i::text), 1, 8),
+            'position', jsonb_build_array(round(52 + (i % 1000) / 1000.0 + v / 10000.0, 5),
+                round(13 + (i % 997) / 1000.0 - v / 10000.0, 5)))
+        """
 
     /// The archives' manifests — each file's size and SHA-256 —, every file read back and checked
     /// against its own (`ArchiveFolder.read` throws when one differs).

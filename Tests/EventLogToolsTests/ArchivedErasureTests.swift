@@ -132,17 +132,32 @@ struct ArchivedErasureTests {
         var records = CSVRecords()
         var rows: [[String?]] = []
         try csv.withUnsafeBytes { bytes in try records.feed(bytes) { rows.append($0) } }
+        var unsealer = ArchiveUnsealer(table: "events", keys: keys)
         return try rows.dropFirst().map { row in
-            let sealed = try row.last!.flatMap { try SealedValue.open($0, context: "events/\(row[0]!)", keys: keys) }
+            let sealed = try row.last!.flatMap { try unsealer.open($0, rowKey: row[0]!) }
             return row.dropLast().map { $0 ?? "" }.joined(separator: ",") + (sealed ?? "")
         }
     }
 
+    /// Where an erasure meets a partition's copy: while the copy of a chunk holds its lock, or
+    /// between two chunks, while a run of values copied waits to be sealed.
+    enum Meeting: Sendable, CustomTestStringConvertible {
+        case inChunk(Int)
+        case afterChunk(Int)
+
+        var testDescription: String {
+            switch self {
+            case .inChunk(let chunk): "in chunk \(chunk)"
+            case .afterChunk(let chunk): "after chunk \(chunk)"
+            }
+        }
+    }
+
     @Test(
-        "an erasure that meets a partition being archived leaves nothing to open, whichever chunk it meets",
-        arguments: [1, 2, 4]
+        "an erasure that meets a partition being archived leaves nothing to open, wherever it meets it",
+        arguments: [Meeting.inChunk(1), .inChunk(2), .inChunk(4), .afterChunk(1), .afterChunk(2)]
     )
-    func erasureDuringArchive(meetingChunk: Int) async throws {
+    func erasureDuringArchive(meeting: Meeting) async throws {
         try await Self.withArchive { store, pool, _, _ in
             try await Person.recordPerson(store)
             let partition: String = try await pool.withConnection { connection in
@@ -152,6 +167,22 @@ struct ArchivedErasureTests {
             }
             let retiring = RetiringPartition(name: partition, parent: "events", from: "", to: "", archived: false)
             let erasure = Mutex<Task<Erasure, any Error>?>(nil)
+            /// Asks for the erasure, once; returns when it was asked for, or at once.
+            @Sendable func requestErasure(waiting: Bool) {
+                guard erasure.withLock({ $0 == nil }) else { return }
+                let requested = DispatchSemaphore(value: 0)
+                erasure.withLock { task in
+                    task = Task {
+                        defer { requested.signal() }
+                        return try await store.requestErasure(
+                            .device(DeviceID(rawValue: Person.device)!),
+                            in: Person.app,
+                            by: .commandLine
+                        )
+                    }
+                }
+                if waiting { requested.wait() } else { Thread.sleep(forTimeInterval: 0.3) }
+            }
             let csv: [UInt8] = try await pool.withConnection { connection in
                 var csv: [UInt8] = []
                 var (writes, chunks) = (0, 0)
@@ -162,21 +193,17 @@ struct ArchivedErasureTests {
                     into: { bytes in
                         csv += bytes
                         writes += 1
-                        // A row of the chunk (the header came first, alone): the erasure is asked
-                        // for while the chunk's transaction holds the copy's lock, and waits.
-                        guard writes > 1, chunks == meetingChunk - 1, erasure.withLock({ $0 == nil }) else { return }
-                        erasure.withLock { task in
-                            task = Task {
-                                try await store.requestErasure(
-                                    .device(DeviceID(rawValue: Person.device)!),
-                                    in: Person.app,
-                                    by: .commandLine
-                                )
-                            }
-                        }
-                        Thread.sleep(forTimeInterval: 0.3)
+                        // A row written during the chunk (the header came first, alone; a run's
+                        // rows are written as it closes): the erasure is asked for while the
+                        // chunk's transaction holds the copy's lock, and waits for it.
+                        guard case .inChunk(let chunk) = meeting, writes > 1, chunks >= chunk - 1 else { return }
+                        requestErasure(waiting: false)
                     },
-                    pause: { chunks += 1 }
+                    pause: {
+                        chunks += 1
+                        guard case .afterChunk(let chunk) = meeting, chunks == chunk else { return }
+                        requestErasure(waiting: true)
+                    }
                 )
                 return csv
             }

@@ -484,10 +484,9 @@ struct RetentionTests {
         var records = CSVRecords()
         var rows: [[String?]] = []
         try csv.withUnsafeBytes { bytes in try records.feed(bytes) { rows.append($0) } }
+        var unsealer = ArchiveUnsealer(table: "events", keys: keys)
         return try rows.dropFirst().map { row in
-            try row.dropLast() + [
-                row.last!.flatMap { try SealedValue.open($0, context: "events/\(row[0]!)", keys: keys) }
-            ]
+            try row.dropLast() + [row.last!.flatMap { try unsealer.open($0, rowKey: row[0]!) }]
         }
     }
 }

@@ -44,13 +44,15 @@ public enum ArchiveSearch {
     {
         let key = [stream.app.rawValue, stream.activity.rawValue]
         var columns: ArchivedEventColumns?
+        var unsealer = ArchiveUnsealer(table: "events", keys: keys)
         var events: [StoredEvent] = []
         do {
             try folder.read(manifest) { header, row in
                 if columns == nil { columns = try ArchivedEventColumns(header: header) }
-                // Another stream's data is sealed under keys not given: it is not opened.
+                // Another stream's data is sealed under keys not given: it is not opened. A
+                // stream's sealed runs are its own, the first in its first row.
                 if try columns!.streamKey(row) == key {
-                    events.append(try columns!.decode(row, keys: keys).event)
+                    events.append(try columns!.decode(row, with: &unsealer).event)
                 } else if !events.isEmpty {
                     throw PassedTheStream()
                 }

@@ -121,6 +121,7 @@ struct ArchivedHistory {
         keys: ArchiveKeyRing
     ) throws -> [RecordedRejection] {
         var columns: ArchivedColumns?
+        var unsealer = ArchiveUnsealer(table: "rejections", keys: keys)
         var rejections: [RecordedRejection] = []
         try folder.read(manifest) { header, fields in
             if columns == nil {
@@ -133,7 +134,7 @@ struct ArchivedHistory {
             guard row.optional("activity_id") == stream.activity.rawValue, try row.text("app_id") == stream.app.rawValue
             else { return }
             let id: Int64 = try row.number("id")
-            let details = try row.unsealed("details", context: "rejections/\(id)", keys: keys).value
+            let details = try row.unsealed("details", rowKey: "\(id)", with: &unsealer).value
             rejections.append(
                 RecordedRejection(
                     app: stream.app,
@@ -155,6 +156,7 @@ struct ArchivedHistory {
         keys: ArchiveKeyRing
     ) throws -> [TokenDeath] {
         var columns: ArchivedColumns?
+        var unsealer = ArchiveUnsealer(table: "push_token_invalidations", keys: keys)
         var deaths: [TokenDeath] = []
         try folder.read(manifest) { header, fields in
             if columns == nil {
@@ -170,7 +172,7 @@ struct ArchivedHistory {
             guard try row.text("activity_id") == stream.activity.rawValue, try row.text("app_id") == stream.app.rawValue
             else { return }
             let id: Int64 = try row.number("id")
-            let token = try row.unsealed("device_token", context: "push_token_invalidations/\(id)", keys: keys).value
+            let token = try row.unsealed("device_token", rowKey: "\(id)", with: &unsealer).value
             deaths.append(
                 TokenDeath(
                     token: token,

@@ -98,6 +98,7 @@ struct ArchiveCheck {
     /// Reads one archive, stream by stream (it holds them together, in version order).
     private func read(_ manifest: ArchiveManifest, into result: inout Result, check: ([StoredEvent]) -> [Finding]) {
         var columns: ArchivedEventColumns?
+        var unsealer = ArchiveUnsealer(table: "events", keys: keys)
         var stream: [(event: StoredEvent, committedAt: Timestamp?, unsealing: Unsealing)] = []
         func finish() {
             guard !stream.isEmpty else { return }
@@ -107,7 +108,7 @@ struct ArchiveCheck {
         do {
             try folder.read(manifest) { header, row in
                 if columns == nil { columns = try ArchivedEventColumns(header: header) }
-                let decoded = try columns!.decode(row, keys: keys)
+                let decoded = try columns!.decode(row, with: &unsealer)
                 if let last = stream.last, last.event.stream != decoded.event.stream { finish() }
                 stream.append(decoded)
                 result.outcome.events += 1

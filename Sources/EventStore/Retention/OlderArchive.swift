@@ -21,12 +21,12 @@ struct OlderArchive {
     private var devices: [[String]: String] = [:]
     private var line: [UInt8] = []
 
-    private init(_ manifest: ArchiveManifest, _ connection: Connection) {
+    private init(_ manifest: ArchiveManifest, _ connection: Connection) throws {
         self.manifest = manifest
         self.connection = connection
         redaction = ArchiveRedaction.of(manifest.table)
-        sealer = redaction.sealing.map {
-            ArchiveSealer(table: manifest.table, rowKey: $0.rowKey, column: $0.column, redact: $0.redact)
+        sealer = try redaction.sealing.map {
+            try ArchiveSealer(table: manifest.table, rowKey: $0.rowKey, column: $0.column, redact: $0.redact)
         }
     }
 
@@ -49,7 +49,7 @@ struct OlderArchive {
             archivedAt: manifest.archivedAt,
             pause: pause
         ) { write in
-            var archive = OlderArchive(manifest, connection)
+            var archive = try OlderArchive(manifest, connection)
             var rows = 0
             try folder.read(manifest) { header, fields in
                 if rows == 0 { try archive.start(header, into: write) }
@@ -58,7 +58,7 @@ struct OlderArchive {
                 if rows % batchRows == 0 { try pause() }
             }
             try archive.flush(into: write)
-            try archive.sealer?.finish()
+            try archive.sealer?.finish(into: write)
             return rows
         }
     }

@@ -32,8 +32,8 @@ extension PartitionRetirementQueries {
         ).map { try $0.decode("name") }
         let key = archiveKey(of: partition.parent)
         let redaction = ArchiveRedaction.of(partition.parent)
-        var sealer = redaction.sealing.map {
-            ArchiveSealer(table: partition.parent, rowKey: $0.rowKey, column: $0.column, redact: $0.redact)
+        var sealer = try redaction.sealing.map {
+            try ArchiveSealer(table: partition.parent, rowKey: $0.rowKey, column: $0.column, redact: $0.redact)
         }
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             if sealer != nil { try sealer!.feed(bytes, into: writeOut) } else { try writeOut(bytes) }
@@ -65,7 +65,7 @@ extension PartitionRetirementQueries {
             if rows.count < chunkRows { break }
             after = last
         }
-        try sealer?.finish()
+        try sealer?.finish(into: writeOut)
         return copied
     }
 

@@ -97,16 +97,16 @@ package enum Unsealing: Sendable {
 
 extension ArchivedRow {
     /// The value of a column that is never NULL as the table held it: the original sealed
-    /// beside the row (`ArchiveSealer.sealedColumn`) when it has one and its key is in `keys`, or
-    /// else the column as written. Throws when a sealed value does not open
-    /// (`SealedValue.Unopenable`).
+    /// beside the row (`ArchiveSealer.sealedColumn`) when it has one and its key is still there,
+    /// or else the column as written. The row is known by `rowKey`; `unsealer` reads the archive's
+    /// rows in order. Throws when a sealed value does not open (`SealedRun.Unopenable`).
     package func unsealed(
         _ column: String,
-        context: String,
-        keys: ArchiveKeyRing
+        rowKey: String,
+        with unsealer: inout ArchiveUnsealer
     ) throws -> (value: String, unsealing: Unsealing) {
         guard let sealed = optional(ArchiveSealer.sealedColumn) else { return (try text(column), .plain) }
-        guard let opened = try SealedValue.open(sealed, context: context, keys: keys) else {
+        guard let opened = try unsealer.open(sealed, rowKey: rowKey) else {
             return (try text(column), .erased)
         }
         return (opened, .opened)

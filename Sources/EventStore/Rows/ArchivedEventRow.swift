@@ -26,15 +26,16 @@ package struct ArchivedEventColumns: Sendable {
         return [try row.text("app_id"), try row.text("activity_id")]
     }
 
-    /// The event of a row — its data opened with its key in `keys`, or as written —, when its
-    /// transaction committed (`nil` when not recorded), and what became of its sealed data.
+    /// The event of a row — its data opened by `unsealer`, which reads the archive's rows in
+    /// order, or as written —, when its transaction committed (`nil` when not recorded), and what
+    /// became of its sealed data.
     package func decode(
         _ fields: [String?],
-        keys: ArchiveKeyRing
+        with unsealer: inout ArchiveUnsealer
     ) throws -> (event: StoredEvent, committedAt: Timestamp?, unsealing: Unsealing) {
         let row = columns.row(fields)
         let position: Int64 = try row.number("position")
-        let (data, unsealing) = try row.unsealed("data", context: "events/\(position)", keys: keys)
+        let (data, unsealing) = try row.unsealed("data", rowKey: "\(position)", with: &unsealer)
         guard let app = AppID(rawValue: try row.text("app_id")),
             let activity = ActivityID(rawValue: try row.text("activity_id")),
             let type = EventType(rawValue: try row.text("type")), let cause = Cause(rawValue: try row.text("caused_by"))

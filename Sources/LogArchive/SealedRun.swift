@@ -1,0 +1,153 @@
+import CompressNIO
+import Crypto
+import Foundation
+import NIOCore
+
+/// The values of a run of an archive's rows, sealed together under their activity's key: the
+/// run's first row holds `v2.<key id>.<base64 of AES-256-GCM's nonce, ciphertext and tag>`,
+/// each later row `v2.<key id>.@<the first row's key>`. What is sealed is the run's rows' keys
+/// and values, in order, NUL after each (PostgreSQL's text holds no NUL), compressed (raw
+/// deflate) before it is encrypted: ciphertext does not compress, and a stream's values repeat
+/// one another. It is authenticated with its first row (the context `<table>/<row's key>`), and
+/// each row finds its own value by its key, so that a value moved to another row does not open.
+public enum SealedRun {
+    /// A sealed value that does not open: damaged, moved, read out of its run, or sealed under a
+    /// key this database never made.
+    public struct Unopenable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    static let version = "v2"
+    /// The most a run's values take once opened: a run is closed at a mebibyte
+    /// (`ArchiveSealer`), plus its last value.
+    static let largestOpened = 64 << 20
+
+    /// The values of a run's rows as they are sealed: each row's key and value, NUL-terminated.
+    struct Plain {
+        private(set) var bytes: [UInt8] = []
+        private(set) var count = 0
+
+        mutating func append(rowKey: String, value: String) {
+            bytes += rowKey.utf8
+            bytes.append(0)
+            bytes += value.utf8
+            bytes.append(0)
+            count += 1
+        }
+
+        mutating func removeAll() {
+            bytes.removeAll(keepingCapacity: true)
+            count = 0
+        }
+
+        /// The values by row key, in the order they were appended (the first row's key first).
+        static func entries(_ bytes: some Collection<UInt8>) throws -> [(rowKey: String, value: String)] {
+            let parts = bytes.split(separator: 0, omittingEmptySubsequences: false)
+            guard parts.count % 2 == 1, parts.last?.isEmpty == true else {
+                throw Unopenable(description: "a sealed run's values are not in pairs")
+            }
+            return stride(from: 0, to: parts.count - 1, by: 2).map {
+                (String(decoding: parts[$0], as: UTF8.self), String(decoding: parts[$0 + 1], as: UTF8.self))
+            }
+        }
+    }
+
+    /// The first row's sealed value of a run whose values are `plain`, compressed by
+    /// `compressor` (a raw deflate stream, reset after).
+    static func seal(
+        _ plain: Plain,
+        keyID: Int64,
+        key: SymmetricKey,
+        context: String,
+        compressor: any NIOCompressor
+    ) throws -> String {
+        var input = ByteBuffer(bytes: plain.bytes)
+        var deflated = ByteBuffer()
+        deflated.reserveCapacity(compressor.maxSize(from: input))
+        try compressor.streamDeflate(from: &input, to: &deflated, flush: .finish)
+        try compressor.resetStream()
+        let box = try AES.GCM.seal(Data(deflated.readableBytesView), using: key, authenticating: Data(context.utf8))
+        guard let combined = box.combined else { throw Unopenable(description: "a sealed run has no nonce") }
+        return "\(version).\(keyID).\(combined.base64EncodedString())"
+    }
+
+    /// A later row's sealed value: where to find it.
+    static func reference(keyID: Int64, firstRowKey: String) -> String {
+        "\(version).\(keyID).@\(firstRowKey)"
+    }
+}
+
+/// Opens an archive's sealed values row by row, in the order the archive holds them (a run's
+/// rows follow its first), with the database's keys.
+public struct ArchiveUnsealer: Sendable {
+    private let table: String
+    private let keys: ArchiveKeyRing
+    /// The run opened last: its first row's key and its values by row key.
+    private var run: (firstRowKey: String, values: [String: String])?
+
+    public init(table: String, keys: ArchiveKeyRing) {
+        self.table = table
+        self.keys = keys
+    }
+
+    /// The plain value of the row known by `rowKey`, sealed as `sealed`, or `nil` when its key
+    /// was erased.
+    public mutating func open(_ sealed: String, rowKey: String) throws -> String? {
+        let context = "\(table)/\(rowKey)"
+        let parts = sealed.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == SealedRun.version, let keyID = Int64(parts[1]) else {
+            throw SealedRun.Unopenable(description: "\(context): a sealed value is not in the form v2.<key>.<data>")
+        }
+        let key: SymmetricKey
+        switch keys.lookup(keyID) {
+        case .erased: return nil
+        case .unknown:
+            throw SealedRun.Unopenable(
+                description: "\(context) is sealed under key \(keyID), which this database never made"
+            )
+        case .key(let found): key = found
+        }
+        if parts[2].hasPrefix("@") {
+            let first = String(parts[2].dropFirst())
+            guard let run, run.firstRowKey == first else {
+                throw SealedRun.Unopenable(
+                    description: "\(context) is sealed with row \(first), which was not read before it"
+                )
+            }
+            guard let value = run.values[rowKey] else {
+                throw SealedRun.Unopenable(description: "\(context) is not among the values sealed with row \(first)")
+            }
+            return value
+        }
+        let entries = try Self.opened(String(parts[2]), key: key, keyID: keyID, context: context)
+        guard entries.first?.rowKey == rowKey, let value = entries.first?.value else {
+            throw SealedRun.Unopenable(description: "\(context): its sealed run begins with another row")
+        }
+        run = (rowKey, Dictionary(entries.map { ($0.rowKey, $0.value) }) { first, _ in first })
+        return value
+    }
+
+    private static func opened(
+        _ text: String,
+        key: SymmetricKey,
+        keyID: Int64,
+        context: String
+    ) throws -> [(rowKey: String, value: String)] {
+        let deflated: Data
+        do {
+            guard let combined = Data(base64Encoded: text) else { throw SealedRun.Unopenable(description: "") }
+            let box = try AES.GCM.SealedBox(combined: combined)
+            deflated = try AES.GCM.open(box, using: key, authenticating: Data(context.utf8))
+        } catch {
+            throw SealedRun.Unopenable(description: "\(context): its sealed value does not open under key \(keyID)")
+        }
+        var compressed = ByteBuffer(bytes: deflated)
+        let plain: ByteBuffer
+        do {
+            plain = try compressed.decompress(with: .deflate(), maxSize: SealedRun.largestOpened)
+        } catch {
+            throw SealedRun.Unopenable(description: "\(context): its sealed run does not decompress")
+        }
+        return try SealedRun.Plain.entries(plain.readableBytesView)
+    }
+}
