@@ -68,7 +68,7 @@ struct ArchiveVerifyTests {
             }
             let retired = try #require(
                 await store.retirePartitions(
-                    RetentionPolicy(retention: .seconds(86400), archive: folder),
+                    RetentionPolicy(retention: .seconds(86400), archive: folder, workShare: 1),
                     asOf: Timestamp(now) + .seconds(3 * 86400)
                 )
             )
