@@ -44,12 +44,16 @@ private func stableHash(_ text: String) -> String {
 }
 
 /// Stops the embedded cluster when the application shuts down; listed first among the
-/// services, it stops last, after the server and the pool.
+/// services, it stops last, after the server and the pool. It stops it when the group is
+/// cancelled too (a server that cannot listen ends the group so): in a task of its own, which
+/// that cancellation does not reach, or the cluster would go on running without its server.
 struct EmbeddedPostgresService: Service {
     let cluster: EmbeddedPostgres
 
     func run() async throws {
         try? await gracefulShutdown()
-        try await NIOThreadPool.singleton.runIfActive { try cluster.stop() }
+        try await Task.detached { [cluster] in
+            try await NIOThreadPool.singleton.runIfActive { try cluster.stop() }
+        }.value
     }
 }

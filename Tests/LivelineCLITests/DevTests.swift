@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import TestSupport
 import Testing
 
@@ -17,13 +18,12 @@ struct DevTests {
         let folder = FileManager.default.temporaryDirectory.appending(path: "liveline-dev-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let port = try await Loopback.freePort()
-        let environment: [String: String?] = ["LIVELINE_DEV_DATA": folder.path(), "LIVELINE_PORT": "\(port)"]
+        let environment: [String: String?] = ["LIVELINE_DEV_DATA": folder.path()]
 
-        // First start: a new cluster; the printed curl creates an activity.
-        let first = try LivelineProcess.start(["dev"], database: nil, environment: environment)
+        // First start: a new cluster; the printed curl creates an activity. (A port another
+        // suite's server took first is chosen again: `dev` stops its cluster and ends.)
+        let (first, port) = try await Loopback.startServer(["dev"], database: nil, environment: environment)
         defer { first.terminate() }  // should the test stop early
-        try await Loopback.waitUntilReady(first, port: port)
         let printed = first.outputSoFar
         let command = try #require(Self.curlCommand(in: printed), "no curl command in:\n\(printed)")
         let created = try await Self.shell("\(command) -w ' %{http_code}'", curl: curl)
@@ -57,17 +57,39 @@ struct DevTests {
         #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "postgres/postmaster.pid").path()))
 
         // Second start on the same folder: the same database, a new key for the same demo app.
-        let second = try LivelineProcess.start(["dev"], database: nil, environment: environment)
+        let (second, secondPort) = try await Loopback.startServer(["dev"], database: nil, environment: environment)
         defer { second.terminate() }
-        try await Loopback.waitUntilReady(second, port: port)
         let key = try #require(Self.demoKey(in: second.outputSoFar))
         #expect(key != Self.demoKey(in: printed))
-        let status = try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+        let status = try await TestClient.withClient(host: "127.0.0.1", port: secondPort) { client in
             try await client.get("/v1/activities/\(activityID)", headers: [.authorization: "Bearer \(key)"]).status
         }
         #expect(status == .ok)
         second.terminate()
         #expect(try await second.finish().status == 0)
+    }
+
+    @Test("on a port already taken it says so in one line, exits 1, and leaves no cluster running")
+    func portTaken() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "liveline-dev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (taken, port) = try await Loopback.takenPort()
+        let dev = try LivelineProcess.start(
+            ["dev"],
+            database: nil,
+            environment: ["LIVELINE_DEV_DATA": folder.path(), "LIVELINE_PORT": "\(port)"]
+        )
+        let outcome = try await dev.finish(within: .seconds(120))
+        try await taken.close()
+        #expect(outcome.status == 1)
+        #expect(
+            outcome.errors.contains("cannot listen on 127.0.0.1:\(port): Address already in use"),
+            "\(outcome.errors)"
+        )
+        // The cluster it started was stopped as it ended.
+        #expect(FileManager.default.fileExists(atPath: folder.appending(path: "postgres/PG_VERSION").path()))
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "postgres/postmaster.pid").path()))
     }
 
     /// The first curl command `dev` prints.

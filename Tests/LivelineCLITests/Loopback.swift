@@ -68,8 +68,10 @@ enum Loopback {
                 try await client.get("/readyz").status == .ok
             }
             if ready == true { return true }
+            // Read whether or not the process is seen to have ended: Foundation was seen to leave
+            // one that ended unreaped, running as far as it knew.
+            if retryingATakenPort, server.errorsSoFar.contains("Address already in use") { return false }
             guard server.isRunning else {
-                if retryingATakenPort, server.errorsSoFar.contains("Address already in use") { return false }
                 Issue.record("the server for port \(port) ended before it was ready:\n\(server.errorsSoFar)")
                 return true
             }
