@@ -33,8 +33,16 @@ import Testing
             others[try await fixture.activityWithToken("other-\(number)", token: token, in: store)] = token
         }
         for stream in others.keys { try await fixture.execute(DeliveryFixture.update(1), on: stream, in: store) }
-        try await fixture.eventually("the twenty first updates are delivered") {
-            others.values.allSatisfy { fixture.steps(receivedBy: $0) == [1] }
+        // Received and recorded: the workers are stopped by cancelling them, which records
+        // nothing more (a graceful stop would), and a push whose outcome was not recorded goes
+        // again, as it should after a crash.
+        try await fixture.eventually("the twenty first updates are delivered and recorded") {
+            guard others.values.allSatisfy({ fixture.steps(receivedBy: $0) == [1] }) else { return false }
+            for stream in others.keys
+            where try await !store.deliveries(of: stream).contains(where: { $0.outcome == .delivered }) {
+                return false
+            }
+            return true
         }
         return others
     }
@@ -59,7 +67,7 @@ import Testing
             try await fixture.withWorkers {
                 others = try await Self.deliveredWhileOneIsRetried(fixture, store)
             }
-            // Stopped (gracefully) and started again.
+            // Stopped (cancelled, every outcome recorded) and started again.
             try await fixture.withWorkers {
                 try await Self.updatedAgainAndDelivered(others, fixture, store)
             }
