@@ -25,19 +25,12 @@ public enum SealedRun {
     /// The values of a run's rows as they are sealed: each row's key and value, NUL-terminated.
     struct Plain {
         private(set) var bytes: [UInt8] = []
-        private(set) var count = 0
 
         mutating func append(rowKey: String, value: String) {
             bytes += rowKey.utf8
             bytes.append(0)
             bytes += value.utf8
             bytes.append(0)
-            count += 1
-        }
-
-        mutating func removeAll() {
-            bytes.removeAll(keepingCapacity: true)
-            count = 0
         }
 
         /// The values by row key, in the order they were appended (the first row's key first).
