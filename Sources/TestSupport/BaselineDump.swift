@@ -70,7 +70,7 @@ public enum BaselineDump {
                 -- \(number)_triggers.sql, in one transaction.
                 """
             ]
-                + roles(granted: schema) + created + ["-- The rows the migrations seed."] + seeded)
+                + (try roles(granted: schema)) + created + ["-- The rows the migrations seed."] + seeded)
                 .joined(separator: "\n\n") + "\n",
             triggers: (["\(header)\n-- The triggers, which name the functions."] + triggers).joined(separator: "\n\n")
                 + "\n"
@@ -127,13 +127,22 @@ public enum BaselineDump {
     }
 
     /// The roles the grants name, each created unless the cluster has it (another database may be
-    /// creating it at once).
-    private static func roles(granted schema: [DumpEntry]) -> [String] {
+    /// creating it at once), in the order the numbered migrations create them. Roles are the
+    /// cluster's: on a new cluster a database made from the baseline and another migrated through
+    /// the numbered files at once each hold the role it made until it commits, so the two must take
+    /// them in one order or each waits for the other (CI saw that deadlock).
+    private static func roles(granted schema: [DumpEntry]) throws -> [String] {
         let grantee = /(?:TO|FROM) (liveline_[a-z_]+);/
         let names = Set(
             schema.filter { $0.type == "ACL" }.flatMap { $0.text.matches(of: grantee).map { String($0.output.1) } }
         )
-        return names.sorted().map { name in
+        let creationOrder = try Migration.load(from: TestDatabase.migrationsDirectory).flatMap {
+            $0.sql.matches(of: /CREATE ROLE (liveline_[a-z_]+)/).map { String($0.output.1) }
+        }
+        let ordered = creationOrder.filter(names.contains).reduce(into: [String]()) {
+            if !$0.contains($1) { $0.append($1) }
+        }
+        return (ordered + names.subtracting(ordered).sorted()).map { name in
             """
             DO $$ BEGIN
                 CREATE ROLE \(name) NOLOGIN;

@@ -1,5 +1,7 @@
+import EmbeddedPostgres
 import EventStore
 import Foundation
+import Postgres
 import TestSupport
 import Testing
 
@@ -63,6 +65,48 @@ struct BaselineTests {
         try await TestDatabase.withPool(database) { pool in
             let status = try await Migrator.loading(from: TestDatabase.migrationsDirectory, pool: pool).status()
             #expect(status.isCurrent && status.applied == migrations.map(\.version))
+        }
+    }
+
+    @Test(
+        "on a new cluster, a database made from the baseline while another makes the roles as 0001 does waits for them, and neither deadlocks"
+    )
+    func rolesInOneOrder() async throws {
+        let roles = migrations[0].sql.matches(of: /CREATE ROLE (liveline_[a-z_]+)/).map { String($0.output.1) }
+        try #require(roles.count == 2)
+        try await TestDatabase.withPrivateCluster { cluster in
+            let admin = cluster.url(database: cluster.defaultDatabase)
+            try await TestDatabase.withPool(admin, maximumConnections: 1) { pool in
+                try await pool.withConnection { try $0.execute("CREATE DATABASE made_from_the_baseline") }
+            }
+            // The numbered migrations on another database: 0001's first role made and held, then,
+            // once the baseline's migration waits for a lock, its second.
+            let (madeTheFirst, first) = AsyncStream<Void>.makeStream()
+            let numbered = Task {
+                try await TestDatabase.withPool(admin, maximumConnections: 1) { pool in
+                    try await pool.withTransaction { connection in
+                        try connection.execute("CREATE ROLE \(identifier: roles[0]) NOLOGIN")
+                        first.yield()
+                        let giveUp = ContinuousClock.now + .seconds(60)
+                        while try connection.query("SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted)").single!
+                            .decode(0) == false
+                        {
+                            try #require(ContinuousClock.now < giveUp, "the baseline's migration never waited")
+                            Thread.sleep(forTimeInterval: 0.01)
+                        }
+                        try connection.execute("CREATE ROLE \(identifier: roles[1]) NOLOGIN")
+                    }
+                }
+            }
+            for await _ in madeTheFirst { break }
+            let new = try ConnectionString.replacingDatabase(in: admin, with: "made_from_the_baseline")
+            let applied = try await TestDatabase.withPool(new, maximumConnections: 1) { pool in
+                try await Migrator.loading(from: TestDatabase.migrationsDirectory, pool: pool).migrate(
+                    logger: TestDatabase.logger
+                )
+            }
+            #expect(applied.baseline != nil)
+            try await numbered.value
         }
     }
 

@@ -5,12 +5,12 @@
 -- 0039_triggers.sql, in one transaction.
 
 DO $$ BEGIN
-    CREATE ROLE liveline_dashboard NOLOGIN;
+    CREATE ROLE liveline_service NOLOGIN;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 
 DO $$ BEGIN
-    CREATE ROLE liveline_service NOLOGIN;
+    CREATE ROLE liveline_dashboard NOLOGIN;
 EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
 END $$;
 
