@@ -1,36 +1,49 @@
 -- Sealed archives (#59, docs/decisions/0040): an archive's personal columns are written in their
--- redacted form, and the originals beside them sealed under a key of the row's activity; an
--- erasure destroys the keys, and no archive byte changes.
+-- redacted form, and the originals beside them sealed under a key of the row's activity, derived
+-- from a key tree and its device's key; an erasure punctures the tree or destroys the device's
+-- key, and no archive byte changes.
 --
 -- A device's reference stands for its id in archives (`erased:<reference>`, as an erasure of the
--- device writes it in the live log), so that its activities still share one name there. An
--- erasure of the device takes its reference and deletes the row: the id is kept nowhere.
+-- device writes it in the live log), so that its activities still share one name there, and its
+-- key is part of the keys its activities' values are sealed under. An erasure of the device
+-- keeps the row without its id and key (a tombstone): the reference then names no one, and
+-- `verify` knows what was sealed under it erased.
 CREATE TABLE device_references (
+    reference uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     app_id liveline_id NOT NULL,
-    device_id liveline_id NOT NULL,
-    reference uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
-    created_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (app_id, device_id)
-);
-
--- The keys archives are sealed under, one per activity id (its streams share it), each with its
--- device's reference. An erased key keeps its row, without the key (a tombstone): a reader tells
--- a sealed value that was erased from one sealed under a key this database never made.
-CREATE TABLE archive_keys (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    app_id liveline_id NOT NULL,
-    activity_id liveline_id NOT NULL,
-    device_reference uuid NOT NULL,
-    key bytea CHECK (octet_length(key) = 32),
+    device_id liveline_id,
+    key bytea DEFAULT sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()))
+        CHECK (octet_length(key) = 32),
     created_at timestamptz NOT NULL DEFAULT now(),
     erased_at timestamptz,
-    CHECK ((key IS NULL) = (erased_at IS NOT NULL))
+    CHECK ((device_id IS NULL) = (erased_at IS NOT NULL) AND (key IS NULL) = (erased_at IS NOT NULL)),
+    UNIQUE (app_id, device_id)
 );
--- An activity has one live key; its keys, erased ones too, are found by its id (an audit); a
--- device's live keys by its reference (an erasure).
-CREATE UNIQUE INDEX archive_keys_live ON archive_keys (app_id, activity_id) WHERE key IS NOT NULL;
-CREATE INDEX archive_keys_of_activity ON archive_keys (app_id, activity_id);
-CREATE INDEX archive_keys_of_device ON archive_keys (app_id, device_reference) WHERE key IS NOT NULL;
+
+-- The nodes of the key tree archived activities' keys derive from (`ArchiveKeyTree`): each covers
+-- the leaves from `start` on, 2^(48 − level) of them, and none overlaps another. The first copy
+-- makes the root; an erasure of an activity replaces the node that covers its leaf with the
+-- nodes beside the leaf's path. Nothing is kept per archived activity.
+CREATE TABLE archive_key_nodes (
+    start bigint PRIMARY KEY CHECK (start >= 0 AND start < 281474976710656),
+    level smallint NOT NULL CHECK (level BETWEEN 0 AND 48),
+    key bytea NOT NULL CHECK (octet_length(key) = 32),
+    CHECK (start % (281474976710656 >> level) = 0)
+);
+
+-- The device of each activity whose projection row a retirement removed, for as long as the
+-- tables retired on their own time (deliveries, refusals, dead tokens) may still hold its rows:
+-- their archives seal them under the device's key, and an erasure of the device finds them.
+-- Removed once those tables' partitions of that time are retired too.
+CREATE TABLE retired_activities (
+    app_id liveline_id NOT NULL,
+    activity_id liveline_id NOT NULL,
+    device_id liveline_id NOT NULL,
+    retired_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (app_id, activity_id, device_id)
+);
+CREATE INDEX retired_activities_of_device ON retired_activities (app_id, device_id);
+CREATE INDEX retired_activities_by_time ON retired_activities (retired_at);
 
 -- Only the server reads keys and references; dashboards read the archives' redacted columns.
-GRANT SELECT, INSERT, UPDATE, DELETE ON device_references, archive_keys TO liveline_service;
+GRANT SELECT, INSERT, UPDATE, DELETE ON device_references, archive_key_nodes, retired_activities TO liveline_service;

@@ -48,9 +48,7 @@ struct Erase: AsyncParsableCommand {
                 let recorded: Erasure
                 do {
                     recorded = try await store.requestErasure(scope, in: app, by: .commandLine)
-                } catch ErasureRefusal.notFound(.activity(let activity)) {
-                    throw ConfigurationError("app \(app) has no activity \(activity)")
-                } catch ErasureRefusal.notFound(.device(let device)) {
+                } catch ErasureRefusal.deviceNotFound(let device) {
                     throw ConfigurationError("app \(app) knows nothing of the device \(device)")
                 } catch ErasureRefusal.notDismissed(let activities) {
                     throw ConfigurationError(

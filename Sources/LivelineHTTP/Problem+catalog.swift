@@ -176,16 +176,14 @@ extension Problem {
         }
     }
 
-    /// An erasure refused: nothing to erase, or activities still to dismiss.
+    /// An erasure refused: a device known nowhere, or activities still to dismiss.
     init(_ refusal: ErasureRefusal) {
         switch refusal {
-        case .notFound(.activity):
-            self.init(Rejection.activityNotFound)
-        case .notFound(.device(let device)):
+        case .deviceNotFound(let device):
             self.init(
                 .notFound,
                 code: "device_not_found",
-                detail: "The app has no activity, token or reload of the device \"\(device)\".",
+                detail: "The app has no activity, token, reload or archive of the device \"\(device)\".",
                 details: ["deviceId": .string(device.rawValue)]
             )
         case .notDismissed(let activities):

@@ -1,19 +1,17 @@
 import CompressNIO
-import Crypto
+public import Crypto
 
-/// Turns the CSV a partition's copy writes into an archive's: the copy ends each row with three
-/// working columns — the id and bytes (hex) of the key of the row's activity, and the reference
-/// that stands for its device — and the archive holds the row's columns with its personal column
-/// redacted (`redact`), then `sealed`: the originals of a run of rows sealed together under their
-/// key (`SealedRun`). A run is the rows sealed under one key one after another (a stream's
-/// events, in the log's order), closed at a thousand rows or a mebibyte of values.
+/// Turns the CSV a partition's copy writes into an archive's: the row's columns with its personal
+/// column redacted (`redact`), then `sealed`: the originals of a run of rows sealed together under
+/// their activity's key (`SealedRun`). A run is the rows sealed under one key one after another
+/// (a stream's events, in the log's order), closed at a thousand rows or a mebibyte of values.
 ///
-/// A row without a reference is an erasure's to no one: written as it came. A row without a key
-/// (an erasure reached its activity) is redacted and seals nothing; so is a row whose value holds
+/// How each activity's rows are sealed is given before its rows come (`provide`). A row of no
+/// activity given is an erasure's to no one: written as it came. A row without a key (an
+/// erasure reached its activity) is redacted and seals nothing; so is a row whose value holds
 /// nothing personal (`redact` returns `nil`). Fed in pieces of any size; writes whole rows, a run's
 /// once it is closed.
 public struct ArchiveSealer {
-    public static let workingColumns = ["seal_key_id", "seal_key", "seal_reference"]
     public static let sealedColumn = "sealed"
     static let runRows = 1_000
     static let runBytes = 1 << 20
@@ -22,10 +20,26 @@ public struct ArchiveSealer {
     /// columns by name; `nil` when it holds nothing personal.
     public typealias Redact = (_ value: String, _ reference: String, _ column: (String) -> String?) throws -> String?
 
+    /// How an activity's rows are sealed.
+    public struct Sealing: Sendable {
+        /// What stands for its device in the redacted values: the device's reference.
+        public let reference: String
+        /// The key its values are sealed under, by name; `nil` when an erasure reached it.
+        public let key: (name: SealedRun.KeyName, key: SymmetricKey)?
+
+        public init(reference: String, key: (name: SealedRun.KeyName, key: SymmetricKey)?) {
+            self.reference = reference
+            self.key = key
+        }
+    }
+
+    /// An activity, as `[app id, activity id]`.
+    public typealias Activity = [String]
+
     /// The run being gathered: its rows (the archive's, `sealed` last; the first holds the
     /// sealed values) wait to be written until it is sealed.
     private struct Run {
-        let keyID: Int64
+        let name: SealedRun.KeyName
         let key: SymmetricKey
         let firstRowKey: String
         var plain = SealedRun.Plain()
@@ -40,18 +54,24 @@ public struct ArchiveSealer {
     /// The header's columns by name, once read.
     private var header: [String: Int]?
     private var row = 0
-    private var keys: [Int64: SymmetricKey] = [:]
+    private var sealings: [Activity: Sealing] = [:]
     private var run: Run?
     private let compressor = CompressionAlgorithm.deflate().compressor
     private var line: [UInt8] = []
 
-    /// Redacts `column` of `table`'s rows with `redact`; each row is known by its `rowKey` column.
+    /// Redacts `column` of `table`'s rows with `redact`; each row is known by its `rowKey` column,
+    /// and its activity by `app_id` and `activity_id`.
     public init(table: String, rowKey: String, column: String, redact: @escaping Redact) throws {
         self.table = table
         self.rowKey = rowKey
         self.column = column
         self.redact = redact
         try compressor.startStream()
+    }
+
+    /// How the activities of the rows fed next are sealed (those given before are forgotten).
+    public mutating func provide(_ sealings: [Activity: Sealing]) {
+        self.sealings = sealings
     }
 
     /// Reads a piece of the copy's CSV (its header line first) and writes the rows it completes
@@ -79,14 +99,11 @@ public struct ArchiveSealer {
 
     private mutating func writeHeader(_ fields: [String?], into write: (UnsafeRawBufferPointer) throws -> Void) throws {
         let names = fields.map { $0 ?? "" }
-        let working = Self.workingColumns.count
-        guard names.count > working, Array(names.suffix(working)) == Self.workingColumns, names.contains(column),
-            names.contains(rowKey)
-        else {
-            throw CSVRecords.Malformed(record: 1, reason: "the copy has no \(column), \(rowKey) and sealing columns")
+        guard Set([column, rowKey, "app_id", "activity_id"]).isSubset(of: names) else {
+            throw CSVRecords.Malformed(record: 1, reason: "the copy has no \(column), \(rowKey) or activity columns")
         }
         header = Dictionary(names.enumerated().map { ($1, $0) }) { first, _ in first }
-        try writeLine(Array(fields.dropLast(working)) + [Self.sealedColumn], into: write)
+        try writeLine(fields + [Self.sealedColumn], into: write)
     }
 
     /// A row of the archive from a row of the copy: written, or kept with the run it joins.
@@ -95,17 +112,18 @@ public struct ArchiveSealer {
         header: [String: Int],
         into write: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let working = fields.count - Self.workingColumns.count
-        var archived = Array(fields[..<working])
-        if let reference = fields[working + 2], let index = header[column], let value = fields[index],
-            let redacted = try redact(value, reference, { name in header[name].flatMap { fields[$0] } })
+        var archived = fields
+        func field(_ name: String) -> String? { header[name].flatMap { $0 < fields.count ? fields[$0] : nil } }
+        if let app = field("app_id"), let activity = field("activity_id"), let sealing = sealings[[app, activity]],
+            let index = header[column], let value = field(column),
+            let redacted = try redact(value, sealing.reference, field)
         {
             archived[index] = redacted
-            if let idText = fields[working], let hex = fields[working + 1] {
-                guard let id = Int64(idText), let key = header[rowKey].flatMap({ fields[$0] }) else {
-                    throw CSVRecords.Malformed(record: row, reason: "a row to seal has no key id or \(rowKey)")
+            if let key = sealing.key {
+                guard let rowKey = field(rowKey) else {
+                    throw CSVRecords.Malformed(record: row, reason: "a row to seal has no \(self.rowKey)")
                 }
-                return try join(archived, value: value, rowKey: key, keyID: id, hex: hex, into: write)
+                return try join(archived, value: value, rowKey: rowKey, name: key.name, key: key.key, into: write)
             }
         }
         guard run != nil else { return try writeLine(archived + [nil], into: write) }
@@ -119,19 +137,16 @@ public struct ArchiveSealer {
         _ archived: [String?],
         value: String,
         rowKey: String,
-        keyID: Int64,
-        hex: String,
+        name: SealedRun.KeyName,
+        key: SymmetricKey,
         into write: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        if let run, run.keyID != keyID { try closeRun(into: write) }
+        if let run, run.name != name { try closeRun(into: write) }
         if run == nil {
-            let key = try keys[keyID] ?? Self.key(hex: hex, row: row)
-            if keys.count > 10_000 { keys.removeAll(keepingCapacity: true) }
-            keys[keyID] = key
-            run = Run(keyID: keyID, key: key, firstRowKey: rowKey)
+            run = Run(name: name, key: key, firstRowKey: rowKey)
             run!.rows.append(archived + [nil])
         } else {
-            run!.rows.append(archived + [SealedRun.reference(keyID: keyID, firstRowKey: run!.firstRowKey)])
+            run!.rows.append(archived + [SealedRun.reference(firstRowKey: run!.firstRowKey)])
         }
         run!.plain.append(rowKey: rowKey, value: value)
         try closeRunIfFull(into: write)
@@ -148,7 +163,7 @@ public struct ArchiveSealer {
         self.run = nil
         run.rows[0][run.rows[0].count - 1] = try SealedRun.seal(
             run.plain,
-            keyID: run.keyID,
+            name: run.name,
             key: run.key,
             context: "\(table)/\(run.firstRowKey)",
             compressor: compressor
@@ -160,20 +175,6 @@ public struct ArchiveSealer {
         line.removeAll(keepingCapacity: true)
         CSVLine.append(fields, to: &line)
         try line.withUnsafeBytes { try write($0) }
-    }
-
-    private static func key(hex: String, row: Int) throws -> SymmetricKey {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { throw CSVRecords.Malformed(record: row, reason: "a key is not 32 bytes") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
-                throw CSVRecords.Malformed(record: row, reason: "a key is not hexadecimal")
-            }
-            bytes.append(byte)
-        }
-        return SymmetricKey(data: bytes)
     }
 }
 

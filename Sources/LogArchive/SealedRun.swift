@@ -1,15 +1,17 @@
 import CompressNIO
 import Crypto
-import Foundation
+public import Foundation
 import NIOCore
 
 /// The values of a run of an archive's rows, sealed together under their activity's key: the
-/// run's first row holds `v2.<key id>.<base64 of AES-256-GCM's nonce, ciphertext and tag>`,
-/// each later row `v2.<key id>.@<the first row's key>`. What is sealed is the run's rows' keys
-/// and values, in order, NUL after each (PostgreSQL's text holds no NUL), compressed (raw
-/// deflate) before it is encrypted: ciphertext does not compress, and a stream's values repeat
-/// one another. It is authenticated with its first row (the context `<table>/<row's key>`), and
-/// each row finds its own value by its key, so that a value moved to another row does not open.
+/// run's first row holds `v2.<leaf>.<device>.<base64 of AES-256-GCM's nonce, ciphertext and tag>`
+/// — the key named by the activity's leaf of the key tree (12 hexadecimal digits) and its device's
+/// reference (empty when its device was not known) —, each later row `v2.@<the first row's key>`.
+/// What is sealed is the run's rows' keys and values, in order, NUL after each (PostgreSQL's
+/// text holds no NUL), compressed (raw deflate) before it is encrypted: ciphertext does not
+/// compress, and a stream's values repeat one another. It is authenticated with its first row
+/// (the context `<table>/<row's key>`), and each row finds its own value by its key, so that a
+/// value moved to another row does not open.
 public enum SealedRun {
     /// A sealed value that does not open: damaged, moved, read out of its run, or sealed under a
     /// key this database never made.
@@ -18,6 +20,46 @@ public enum SealedRun {
     }
 
     static let version = "v2"
+
+    /// The key a run is sealed under, as its first row names it.
+    public struct KeyName: Sendable, Equatable {
+        public let leaf: UInt64
+        public let device: UUID?
+
+        public init(leaf: UInt64, device: UUID?) {
+            self.leaf = leaf
+            self.device = device
+        }
+
+        var text: String {
+            let digits = String(leaf, radix: 16)
+            return String(repeating: "0", count: max(0, 12 - digits.count)) + digits + "."
+                + (device?.uuidString.lowercased() ?? "")
+        }
+    }
+
+    /// The key a run's first row names; `nil` for a later row of a run.
+    public static func keyName(of sealed: String, context: String) throws -> KeyName? {
+        try parse(sealed, context: context).name
+    }
+
+    /// A sealed value's parts: the key its run's first row names and what it seals, or the
+    /// first row's key of the run a later row is in.
+    static func parse(_ sealed: String, context: String) throws -> (name: KeyName?, rest: Substring) {
+        let prefix = version + "."
+        guard sealed.hasPrefix(prefix) else { throw malformed(context) }
+        let body = sealed.dropFirst(prefix.count)
+        if body.hasPrefix("@") { return (nil, body.dropFirst()) }
+        let parts = body.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 12, let leaf = UInt64(parts[0], radix: 16),
+            parts[1].isEmpty || UUID(uuidString: String(parts[1])) != nil
+        else { throw malformed(context) }
+        return (KeyName(leaf: leaf, device: parts[1].isEmpty ? nil : UUID(uuidString: String(parts[1]))), parts[2])
+    }
+
+    private static func malformed(_ context: String) -> Unopenable {
+        Unopenable(description: "\(context): a sealed value is not in the form v2.<leaf>.<device>.<data> or v2.@<row>")
+    }
     /// The most a run's values take once opened: a run is closed at a mebibyte
     /// (`ArchiveSealer`), plus its last value.
     static let largestOpened = 64 << 20
@@ -49,7 +91,7 @@ public enum SealedRun {
     /// `compressor` (a raw deflate stream, reset after).
     static func seal(
         _ plain: Plain,
-        keyID: Int64,
+        name: KeyName,
         key: SymmetricKey,
         context: String,
         compressor: any NIOCompressor
@@ -61,12 +103,12 @@ public enum SealedRun {
         try compressor.resetStream()
         let box = try AES.GCM.seal(Data(deflated.readableBytesView), using: key, authenticating: Data(context.utf8))
         guard let combined = box.combined else { throw Unopenable(description: "a sealed run has no nonce") }
-        return "\(version).\(keyID).\(combined.base64EncodedString())"
+        return "\(version).\(name.text).\(combined.base64EncodedString())"
     }
 
     /// A later row's sealed value: where to find it.
-    static func reference(keyID: Int64, firstRowKey: String) -> String {
-        "\(version).\(keyID).@\(firstRowKey)"
+    static func reference(firstRowKey: String) -> String {
+        "\(version).@\(firstRowKey)"
     }
 }
 
@@ -75,8 +117,8 @@ public enum SealedRun {
 public struct ArchiveUnsealer: Sendable {
     private let table: String
     private let keys: ArchiveKeyRing
-    /// The run opened last: its first row's key and its values by row key.
-    private var run: (firstRowKey: String, values: [String: String])?
+    /// The run opened last: its first row's key and its values by row key (`nil`: erased).
+    private var run: (firstRowKey: String, values: [String: String]?)?
 
     public init(table: String, keys: ArchiveKeyRing) {
         self.table = table
@@ -87,32 +129,32 @@ public struct ArchiveUnsealer: Sendable {
     /// was erased.
     public mutating func open(_ sealed: String, rowKey: String) throws -> String? {
         let context = "\(table)/\(rowKey)"
-        let parts = sealed.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == SealedRun.version, let keyID = Int64(parts[1]) else {
-            throw SealedRun.Unopenable(description: "\(context): a sealed value is not in the form v2.<key>.<data>")
-        }
-        let key: SymmetricKey
-        switch keys.lookup(keyID) {
-        case .erased: return nil
-        case .unknown:
-            throw SealedRun.Unopenable(
-                description: "\(context) is sealed under key \(keyID), which this database never made"
-            )
-        case .key(let found): key = found
-        }
-        if parts[2].hasPrefix("@") {
-            let first = String(parts[2].dropFirst())
+        let (name, rest) = try SealedRun.parse(sealed, context: context)
+        guard let name else {
+            let first = String(rest)
             guard let run, run.firstRowKey == first else {
                 throw SealedRun.Unopenable(
                     description: "\(context) is sealed with row \(first), which was not read before it"
                 )
             }
-            guard let value = run.values[rowKey] else {
+            guard let values = run.values else { return nil }
+            guard let value = values[rowKey] else {
                 throw SealedRun.Unopenable(description: "\(context) is not among the values sealed with row \(first)")
             }
             return value
         }
-        let entries = try Self.opened(String(parts[2]), key: key, keyID: keyID, context: context)
+        let key: SymmetricKey
+        switch keys.lookup(leaf: name.leaf, device: name.device) {
+        case .erased:
+            run = (rowKey, nil)
+            return nil
+        case .unknown:
+            throw SealedRun.Unopenable(
+                description: "\(context) is sealed under key \(name.text), which this database cannot derive"
+            )
+        case .key(let found): key = found
+        }
+        let entries = try Self.opened(String(rest), key: key, name: name, context: context)
         guard entries.first?.rowKey == rowKey, let value = entries.first?.value else {
             throw SealedRun.Unopenable(description: "\(context): its sealed run begins with another row")
         }
@@ -123,7 +165,7 @@ public struct ArchiveUnsealer: Sendable {
     private static func opened(
         _ text: String,
         key: SymmetricKey,
-        keyID: Int64,
+        name: SealedRun.KeyName,
         context: String
     ) throws -> [(rowKey: String, value: String)] {
         let deflated: Data
@@ -132,7 +174,7 @@ public struct ArchiveUnsealer: Sendable {
             let box = try AES.GCM.SealedBox(combined: combined)
             deflated = try AES.GCM.open(box, using: key, authenticating: Data(context.utf8))
         } catch {
-            throw SealedRun.Unopenable(description: "\(context): its sealed value does not open under key \(keyID)")
+            throw SealedRun.Unopenable(description: "\(context): its sealed value does not open under key \(name.text)")
         }
         var compressed = ByteBuffer(bytes: deflated)
         let plain: ByteBuffer

@@ -59,7 +59,7 @@ struct ArchivedErasureTests {
     }
 
     @Test(
-        "a device whose activities were archived is erased by destroying their keys: nothing of it in the database or any archive, archives unchanged, the history still checks"
+        "a device whose activities were archived is erased by destroying its key: nothing of it in the database or any archive, archives unchanged, the history still checks"
     )
     func archivedDeviceErased() async throws {
         try await Self.withArchive { store, pool, database, folder in
@@ -73,6 +73,11 @@ struct ArchivedErasureTests {
                 ]
             )
             #expect(try await store.activity(ride) == nil)
+            // Every table retired, no device of a retired activity is kept.
+            let kept: Int64 = try await pool.withConnection {
+                try $0.query("SELECT count(*) AS n FROM retired_activities").single!.decode("n")
+            }
+            #expect(kept == 0)
 
             // Archives never hold a personal value in the open; with its keys, the audit reads them.
             let sealedText = try Self.archiveText(folder)
@@ -86,13 +91,14 @@ struct ArchivedErasureTests {
             #expect(opened.entries.contains { $0.summary.contains(Person.address) })
             let files = try folder.manifests()
 
-            // Only archives hold the device's three activities: found by its reference.
+            // Only archives hold the device's three activities, and nothing in the database names
+            // them any more: they are reached through the device's key.
             let erasure = try await store.requestErasure(
                 .device(DeviceID(rawValue: Person.device)!),
                 in: Person.app,
                 by: .appAPI
             )
-            #expect(erasure.activities == 3)
+            #expect(erasure.activities == 0)
             try await store.eraseWaitingActivities()
             #expect(try await store.erasure(erasure.id)?.finishedAt != nil)
 
@@ -103,13 +109,16 @@ struct ArchivedErasureTests {
             for value in Person.personal {
                 #expect(!dump.contains(value), "\(value) is still in the database")
             }
-            let liveKeys: Int64 = try await pool.withConnection {
+            let tombstone: Bool = try await pool.withConnection {
                 try $0.query(
-                    "SELECT count(*) AS n FROM archive_keys WHERE activity_id LIKE 'ride-%' AND key IS NOT NULL"
+                    """
+                    SELECT device_id IS NULL AND key IS NULL AND erased_at IS NOT NULL AS erased FROM device_references
+                    WHERE reference = \(erasure.reference)
+                    """
                 )
-                .single!.decode("n")
+                .single!.decode("erased")
             }
-            #expect(liveKeys == 0)
+            #expect(tombstone)
 
             let erased = try await store.audit(of: ride, archives: folder)
             #expect(erased.entries.map(\.type).dropLast() == live.entries.map(\.type))
@@ -124,6 +133,125 @@ struct ArchivedErasureTests {
             let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
             #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
             #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 3)
+        }
+    }
+
+    @Test(
+        "an archived activity erased alone punctures the key tree: its values no longer open, its device's other activities' still do, archives unchanged"
+    )
+    func archivedActivityErased() async throws {
+        try await Self.withArchive { store, pool, _, folder in
+            try await Self.recordDismissed(store)
+            _ = try await Self.retireEverything(store, into: folder)
+            let (files, text) = (try folder.manifests(), try Self.archiveText(folder))
+            func nodes() async throws -> Int64 {
+                try await pool.withConnection {
+                    try $0.query("SELECT count(*) AS n FROM archive_key_nodes").single!.decode("n")
+                }
+            }
+            #expect(try await nodes() == 1)
+
+            let erasure = try await store.requestErasure(
+                .activity(ActivityID(rawValue: "ride-1")!),
+                in: Person.app,
+                by: .appAPI
+            )
+            #expect(erasure.activities == 1)
+            try await store.eraseWaitingActivities()
+            #expect(try folder.manifests() == files)
+            #expect(try Self.archiveText(folder) == text)
+            // The root, replaced by the nodes beside the leaf's path: one a level.
+            #expect(try await nodes() == Int64(ArchiveKeyTree.depth))
+
+            let erased = try await store.audit(of: Person.stream("ride-1"), archives: folder)
+            #expect(erased.archive != nil)
+            #expect(!erased.entries.contains { $0.summary.contains(Person.address) })
+            #expect(erased.entries.last?.type == "erased")
+            for other in ["ride-0", "ride-2"] {
+                let audit = try await store.audit(of: Person.stream(other), archives: folder)
+                #expect(audit.entries.contains { $0.summary.contains(Person.address) }, "\(other) still opens")
+            }
+            let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
+            #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
+            #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 1)
+        }
+    }
+
+    @Test(
+        "an activity retired from the projection keeps its device while other tables hold its rows: their archives are sealed under the device's key, and an erasure of the device finds it"
+    )
+    func retiredActivityKeepsItsDevice() async throws {
+        try await Self.withArchive { store, pool, _, _ in
+            try await Self.recordDismissed(store)
+            func partition(of parent: String) async throws -> RetiringPartition {
+                try await pool.withConnection { connection in
+                    let row = try connection.query(
+                        """
+                        SELECT table_name, from_time::text AS from_time, to_time::text AS to_time FROM log_partitions
+                        WHERE parent = \(parent) AND from_time <= now() AND now() < to_time
+                        """
+                    ).single!
+                    return RetiringPartition(
+                        name: try row.decode("table_name"),
+                        parent: parent,
+                        from: try row.decode("from_time"),
+                        to: try row.decode("to_time"),
+                        archived: false
+                    )
+                }
+            }
+            let events = try await partition(of: "events")
+            let removed = try await pool.withConnection {
+                try PartitionRetirementQueries.removeProjection(of: events, limit: 100, $0)
+            }
+            #expect(removed == 4)
+            func kept() async throws -> Int64 {
+                try await pool.withConnection { connection in
+                    try connection.query(
+                        "SELECT count(*) AS n FROM retired_activities WHERE device_id = \(Person.device)"
+                    ).single!.decode("n")
+                }
+            }
+            #expect(try await kept() == 3)
+
+            // The refusals, copied now, are sealed under the device's key with their activities'.
+            let rejections = try await partition(of: "rejections")
+            let csv: [UInt8] = try await pool.withConnection { connection in
+                var csv: [UInt8] = []
+                _ = try PartitionRetirementQueries.copy(rejections, connection, into: { csv += $0 })
+                return csv
+            }
+            let reference: UUID? = try await pool.withConnection { connection in
+                try connection.query(
+                    "SELECT reference FROM device_references WHERE device_id = \(Person.device)"
+                ).single?.decode("reference")
+            }
+            #expect(reference != nil)
+            var records = CSVRecords()
+            var rows: [[String?]] = []
+            try csv.withUnsafeBytes { bytes in try records.feed(bytes) { rows.append($0) } }
+            let header = try #require(rows.first?.map { $0 ?? "" })
+            let (id, sealed) = (try #require(header.firstIndex(of: "id")), header.count - 1)
+            let firsts = rows.dropFirst().compactMap { $0[sealed] }.filter { !$0.hasPrefix("v2.@") }
+            #expect(firsts.count == 3)
+            #expect(try firsts.allSatisfy { try SealedRun.keyName(of: $0, context: "test")?.device == reference })
+            func opened() async throws -> [String?] {
+                var unsealer = ArchiveUnsealer(table: "rejections", keys: try await store.archiveKeys())
+                return try rows.dropFirst().compactMap { row in
+                    try row[sealed].map { try unsealer.open($0, rowKey: row[id]!) }
+                }
+            }
+            #expect(try await opened().allSatisfy { $0 != nil })
+
+            let erasure = try await store.requestErasure(
+                .device(DeviceID(rawValue: Person.device)!),
+                in: Person.app,
+                by: .appAPI
+            )
+            #expect(erasure.activities == 3)
+            try await store.eraseWaitingActivities()
+            #expect(try await kept() == 0)
+            #expect(try await opened().allSatisfy { $0 == nil })
         }
     }
 

@@ -106,7 +106,8 @@ struct OlderArchiveTests {
                 in: Person.app,
                 by: .appAPI
             )
-            #expect(erasure.activities == 3)
+            // Nothing in the database names the device's archived activities: its key reaches them.
+            #expect(erasure.activities == 0)
             try await store.eraseWaitingActivities()
             let dump = try Person.dump(database)
             for value in Person.personal {

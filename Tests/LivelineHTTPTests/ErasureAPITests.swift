@@ -81,7 +81,9 @@ struct ErasureAPITests {
         }
     }
 
-    @Test("refused: an activity still on screen (409 with its id), an unknown one (404), neither or both named (422)")
+    @Test(
+        "refused: an activity still on screen (409 with its id), a device nothing names (404), neither or both named (422)"
+    )
     func refusals() async throws {
         try await APIFixture.run { api in
             let app = try await api.makeApp()
@@ -106,10 +108,10 @@ struct ErasureAPITests {
                 .post,
                 "/v1/erasures",
                 key: app.key.key,
-                body: Array(#"{"activityId":"nope"}"#.utf8)
+                body: Array(#"{"deviceId":"nobody"}"#.utf8)
             )
             #expect(unknown.status == .notFound)
-            #expect(try problem(unknown).code == "activity_not_found")
+            #expect(try problem(unknown).code == "device_not_found")
             for body in [#"{}"#, #"{"activityId":"open-1","deviceId":"phone-1"}"#] {
                 let invalid = try await api.send(.post, "/v1/erasures", key: app.key.key, body: Array(body.utf8))
                 #expect(invalid.status == .unprocessableContent, "\(body)")

@@ -5,11 +5,34 @@ import Testing
 
 @Suite("Sealing archived values")
 struct SealedArchiveTests {
-    static let key = [UInt8](repeating: 7, count: 32)
-    static let keyHex = String(repeating: "07", count: 32)
-    static let otherKey = [UInt8](repeating: 9, count: 32)
-    static let otherKeyHex = String(repeating: "09", count: 32)
-    static let keys = ArchiveKeyRing([41: key, 42: otherKey])
+    static let root = ArchiveKeyTree.newRoot()
+    static let device = UUID()
+    static let deviceKey = [UInt8](repeating: 7, count: 32)
+    static let keys = ArchiveKeyRing(nodes: [root], devices: [device: deviceKey])
+    /// Activity `a` is sealed with its device, `b` without one, `c` was erased; `none` is no one's.
+    static let sealings: [ArchiveSealer.Activity: ArchiveSealer.Sealing] = [
+        ["app", "a"]: sealing("a", device: device, deviceKey: deviceKey),
+        ["app", "b"]: sealing("b", device: nil, deviceKey: nil),
+        ["app", "c"]: ArchiveSealer.Sealing(reference: "ref-9", key: nil),
+    ]
+
+    static func sealing(_ activity: String, device: UUID?, deviceKey: [UInt8]?) -> ArchiveSealer.Sealing {
+        let leaf = ArchiveKeyTree.leaf(app: "app", activity: activity)
+        return ArchiveSealer.Sealing(
+            reference: "ref-9",
+            key: (
+                SealedRun.KeyName(leaf: leaf, device: device),
+                ArchiveKeyTree.sealingKey(leaf: ArchiveKeyTree.key(of: leaf, from: root), device: deviceKey)
+            )
+        )
+    }
+
+    /// How `activity`'s first row names its key.
+    static func keyName(_ activity: String) -> String {
+        let leaf = String(ArchiveKeyTree.leaf(app: "app", activity: activity), radix: 16)
+        return "v2." + String(repeating: "0", count: 12 - leaf.count) + leaf + "."
+            + (activity == "a" ? device.uuidString.lowercased() : "") + "."
+    }
 
     /// Runs `csv` through a sealer of `data` in pieces of `size` bytes; the archive's records. The
     /// redaction names the reference and the row's `kind`; "public" holds nothing personal.
@@ -17,6 +40,7 @@ struct SealedArchiveTests {
         var sealer = try ArchiveSealer(table: "events", rowKey: "id", column: "data") { value, reference, column in
             value == "public" ? nil : "redacted for \(reference) \(column("kind") ?? "?")"
         }
+        sealer.provide(sealings)
         var out: [UInt8] = []
         for start in stride(from: 0, to: csv.count, by: size) {
             try csv[start..<min(start + size, csv.count)].withUnsafeBytes { piece in
@@ -27,9 +51,11 @@ struct SealedArchiveTests {
         return try CSVRecordsTests.read(String(decoding: out, as: UTF8.self), inPiecesOf: 5)
     }
 
+    static let header = ["id", "app_id", "activity_id", "data", "kind"]
+
     static func copy(_ rows: [[String?]]) -> [UInt8] {
         var csv: [UInt8] = []
-        CSVLine.append(["id", "data", "kind"] + ArchiveSealer.workingColumns, to: &csv)
+        CSVLine.append(header, to: &csv)
         for row in rows { CSVLine.append(row, to: &csv) }
         return csv
     }
@@ -37,7 +63,7 @@ struct SealedArchiveTests {
     /// Each data row's sealed value opened in order, as readers do.
     static func opened(_ archive: [[String?]], keys: ArchiveKeyRing = keys) throws -> [String?] {
         var unsealer = ArchiveUnsealer(table: "events", keys: keys)
-        return try archive.dropFirst().map { row in try row[3].flatMap { try unsealer.open($0, rowKey: row[0]!) } }
+        return try archive.dropFirst().map { row in try row[5].flatMap { try unsealer.open($0, rowKey: row[0]!) } }
     }
 
     @Test("records written as PostgreSQL writes them read back the same, NULL apart from the empty text")
@@ -53,50 +79,46 @@ struct SealedArchiveTests {
     }
 
     @Test(
-        "each row is redacted and the values of a run under one key sealed together in its first row, in pieces of any size; without a reference a row is as it came, without a key or anything personal it seals nothing"
+        "each row is redacted and the values of a run under one key sealed together in its first row, in pieces of any size; a row of no activity given is as it came, one without a key or anything personal seals nothing"
     )
     func sealsRuns() async throws {
         let values = Gen.int(in: 0...4).map {
             ["public", "", "{\"name\": \"Ada, \\\"A\\\"\"}", "line\nbreak", "token"][$0]
         }
+        let activities = ["none", "c", "a", "b"]
         let row = zip(values, Gen.int(in: 0...3))
         await propertyCheck(count: 200, input: row.array(of: 1...12), Gen.int(in: 1...40)) { rows, size in
-            // Shape 0: no reference; 1: no key; 2: key 41; 3: key 42.
             let copied = rows.enumerated().map { index, row -> [String?] in
-                let (value, shape) = row
-                return [
-                    "\(index)", value, "k\(index)", shape < 2 ? nil : "\(39 + shape)",
-                    shape < 2 ? nil : (shape == 2 ? Self.keyHex : Self.otherKeyHex), shape == 0 ? nil : "ref-9",
-                ]
+                ["\(index)", "app", activities[row.1], row.0, "k\(index)"]
             }
             let archive = try Self.sealed(Self.copy(copied), inPiecesOf: size)
-            #expect(archive.first == ["id", "data", "kind", ArchiveSealer.sealedColumn])
+            #expect(archive.first == Self.header + [ArchiveSealer.sealedColumn])
             #expect(archive.count == rows.count + 1)
             let opened = try Self.opened(archive)
-            var run: (key: Int, first: Int)?
+            var run: (activity: String, first: Int)?
             for ((index, row), (value, shape)) in zip(archive.dropFirst().enumerated(), rows) {
-                #expect(row[0] == "\(index)" && row[2] == "k\(index)")
+                #expect(row[0] == "\(index)" && row[4] == "k\(index)")
                 guard shape > 0, value != "public" else {
-                    #expect(row[1] == value && row[3] == nil)
+                    #expect(row[3] == value && row[5] == nil)
                     continue
                 }
-                #expect(row[1] == "redacted for ref-9 k\(index)")
+                #expect(row[3] == "redacted for ref-9 k\(index)")
                 guard shape >= 2 else {
-                    #expect(row[3] == nil && opened[index] == nil)
+                    #expect(row[5] == nil && opened[index] == nil)
                     continue
                 }
                 #expect(opened[index] == value)
                 // A run is the rows sealed under one key one after another: its first row holds
                 // the values, each later one where they are.
-                let key = 39 + shape
-                if let current = run, current.key == key {
-                    #expect(row[3] == "v2.\(key).@\(current.first)")
+                let activity = activities[shape]
+                if let current = run, current.activity == activity {
+                    #expect(row[5] == "v2.@\(current.first)")
                 } else {
-                    run = (key, index)
-                    #expect(row[3]?.hasPrefix("v2.\(key).") == true && row[3]?.contains("@") == false)
+                    run = (activity, index)
+                    #expect(row[5]?.hasPrefix(Self.keyName(activity)) == true && row[5]?.contains("@") == false)
                     // Read as another row's, it does not open.
                     var unsealer = ArchiveUnsealer(table: "events", keys: Self.keys)
-                    #expect(throws: SealedRun.Unopenable.self) { try unsealer.open(row[3]!, rowKey: "999") }
+                    #expect(throws: SealedRun.Unopenable.self) { try unsealer.open(row[5]!, rowKey: "999") }
                 }
             }
         }
@@ -104,38 +126,51 @@ struct SealedArchiveTests {
 
     @Test("a run is closed at a thousand rows: a long stream's values are sealed in several runs, each opened")
     func longRuns() throws {
-        let rows = (0..<2_500).map { index -> [String?] in
-            ["\(index)", "value \(index)", "k", "41", Self.keyHex, "ref"]
-        }
+        let rows = (0..<2_500).map { index -> [String?] in ["\(index)", "app", "a", "value \(index)", "k"] }
         let archive = try Self.sealed(Self.copy(rows), inPiecesOf: 4_096)
-        let firsts = archive.dropFirst().filter { $0[3]?.contains("@") == false }.map { $0[0] }
+        let firsts = archive.dropFirst().filter { $0[5]?.contains("@") == false }.map { $0[0] }
         #expect(firsts == ["0", "1000", "2000"])
-        #expect(try Self.opened(archive) == rows.map { $0[1] })
+        #expect(try Self.opened(archive) == rows.map { $0[3] })
     }
 
     @Test(
-        "an erased key opens nothing; an unknown key, another key, a changed byte, a row read without its run's first, or one not in it, is an error"
+        "a punctured leaf or an erased device opens nothing; an unknown device, another tree, a changed byte, a row read without its run's first, or one not in it, is an error"
     )
     func opening() throws {
         let archive = try Self.sealed(
             Self.copy([
-                ["1", "{\"name\": \"Ada\"}", "ride", "41", Self.keyHex, "ref"],
-                ["2", "{\"name\": \"Ada L\"}", "ride", "41", Self.keyHex, "ref"],
+                ["1", "app", "a", "{\"name\": \"Ada\"}", "ride"],
+                ["2", "app", "a", "{\"name\": \"Ada L\"}", "ride"],
+                ["3", "app", "b", "{\"name\": \"Bo\"}", "ride"],
             ]),
             inPiecesOf: 7
         )
-        let first = try #require(archive[1][3])
-        let second = try #require(archive[2][3])
-        #expect(try Self.opened(archive) == ["{\"name\": \"Ada\"}", "{\"name\": \"Ada L\"}"])
-        #expect(try Self.opened(archive, keys: ArchiveKeyRing([41: nil])) == [nil, nil])
+        let (first, second, third) = (
+            try #require(archive[1][5]), try #require(archive[2][5]), try #require(archive[3][5])
+        )
+        #expect(try Self.opened(archive) == ["{\"name\": \"Ada\"}", "{\"name\": \"Ada L\"}", "{\"name\": \"Bo\"}"])
+        let leafA = ArchiveKeyTree.leaf(app: "app", activity: "a")
+        let punctured = ArchiveKeyRing(
+            nodes: ArchiveKeyTree.puncture(leafA, in: Self.root),
+            devices: [Self.device: Self.deviceKey]
+        )
+        #expect(try Self.opened(archive, keys: punctured) == [nil, nil, "{\"name\": \"Bo\"}"])
+        #expect(punctured.wasErased(app: "app", activity: "a") && !punctured.wasErased(app: "app", activity: "b"))
+        let deviceErased = ArchiveKeyRing(nodes: [Self.root], devices: [Self.device: nil])
+        #expect(try Self.opened(archive, keys: deviceErased) == [nil, nil, "{\"name\": \"Bo\"}"])
+        #expect(deviceErased.wasErased(device: Self.device) && !Self.keys.wasErased(device: Self.device))
         func opens(_ sealed: String, as rowKey: String = "1", keys: ArchiveKeyRing) throws -> String? {
             var unsealer = ArchiveUnsealer(table: "events", keys: keys)
             return try unsealer.open(sealed, rowKey: rowKey)
         }
-        #expect(throws: SealedRun.Unopenable.self) { try opens(first, keys: .init()) }
+        #expect(throws: SealedRun.Unopenable.self) { try opens(first, keys: ArchiveKeyRing(nodes: [Self.root])) }
         #expect(throws: SealedRun.Unopenable.self) {
-            try opens(first, keys: ArchiveKeyRing([41: [UInt8](repeating: 8, count: 32)]))
+            try opens(
+                first,
+                keys: ArchiveKeyRing(nodes: [ArchiveKeyTree.newRoot()], devices: [Self.device: Self.deviceKey])
+            )
         }
+        #expect(throws: SealedRun.Unopenable.self) { try opens(third, as: "3", keys: ArchiveKeyRing()) }
         var changed = Array(first.utf8)
         changed[changed.count - 6] =
             changed[changed.count - 6] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
@@ -145,24 +180,20 @@ struct SealedArchiveTests {
         #expect(throws: SealedRun.Unopenable.self) { try opens(second, as: "2", keys: Self.keys) }
         var unsealer = ArchiveUnsealer(table: "events", keys: Self.keys)
         _ = try unsealer.open(first, rowKey: "1")
-        #expect(throws: SealedRun.Unopenable.self) { try unsealer.open(second, rowKey: "3") }
-        let ring = ArchiveKeyRing([41: nil], erasedActivities: [["app", "a"]])
-        #expect(ring.wasErased(app: "app", activity: "a"))
-        #expect(!ring.wasErased(app: "app", activity: "b"))
+        #expect(throws: SealedRun.Unopenable.self) { try unsealer.open(second, rowKey: "4") }
+        #expect(throws: SealedRun.Unopenable.self) { try opens("v2.12.x.abc", keys: Self.keys) }
+        #expect(throws: SealedRun.Unopenable.self) { try opens("v1.000000000001..abc", keys: Self.keys) }
     }
 
-    @Test(
-        "a copy without its column or the sealing columns, or a row to seal with a broken key or no context, is refused"
-    )
+    @Test("a copy without its column, its row key or its activity's, or a row to seal without its row key, is refused")
     func refusals() {
-        var header: [UInt8] = []
-        CSVLine.append(["id", "other"] + ArchiveSealer.workingColumns, to: &header)
-        #expect(throws: CSVRecords.Malformed.self) { try Self.sealed(header, inPiecesOf: 4) }
-        #expect(throws: CSVRecords.Malformed.self) {
-            try Self.sealed(Self.copy([["1", "secret", "k", "x", "00", "ref"]]), inPiecesOf: 4)
+        for missing in ["data", "id", "app_id", "activity_id"] {
+            var header: [UInt8] = []
+            CSVLine.append(Self.header.filter { $0 != missing }, to: &header)
+            #expect(throws: CSVRecords.Malformed.self) { try Self.sealed(header, inPiecesOf: 4) }
         }
         #expect(throws: CSVRecords.Malformed.self) {
-            try Self.sealed(Self.copy([["1", "secret", "k", "41", "abcd", "ref"]]), inPiecesOf: 4)
+            try Self.sealed(Self.copy([[nil, "app", "a", "secret", "k"]]), inPiecesOf: 4)
         }
     }
 }

@@ -240,25 +240,14 @@ CREATE VIEW public.app_open_counts AS
    FROM public.app_open_stripes
   GROUP BY app_open_stripes.app_id;
 
-CREATE TABLE public.archive_keys (
-    id bigint NOT NULL,
-    app_id public.liveline_id NOT NULL,
-    activity_id public.liveline_id NOT NULL,
-    device_reference uuid NOT NULL,
-    key bytea,
-    created_at timestamp with time zone DEFAULT now() NOT NULL,
-    erased_at timestamp with time zone,
-    CONSTRAINT archive_keys_check CHECK (((key IS NULL) = (erased_at IS NOT NULL))),
-    CONSTRAINT archive_keys_key_check CHECK ((octet_length(key) = 32))
-);
-
-ALTER TABLE public.archive_keys ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
-    SEQUENCE NAME public.archive_keys_id_seq
-    START WITH 1
-    INCREMENT BY 1
-    NO MINVALUE
-    NO MAXVALUE
-    CACHE 1
+CREATE TABLE public.archive_key_nodes (
+    start bigint NOT NULL,
+    level smallint NOT NULL,
+    key bytea NOT NULL,
+    CONSTRAINT archive_key_nodes_check CHECK (((start % ('281474976710656'::bigint >> (level)::integer)) = 0)),
+    CONSTRAINT archive_key_nodes_key_check CHECK ((octet_length(key) = 32)),
+    CONSTRAINT archive_key_nodes_level_check CHECK (((level >= 0) AND (level <= 48))),
+    CONSTRAINT archive_key_nodes_start_check CHECK (((start >= 0) AND (start < '281474976710656'::bigint)))
 );
 
 CREATE TABLE public.broadcast_channels (
@@ -453,10 +442,14 @@ CREATE TABLE public.device_open_counts (
 );
 
 CREATE TABLE public.device_references (
-    app_id public.liveline_id NOT NULL,
-    device_id public.liveline_id NOT NULL,
     reference uuid DEFAULT gen_random_uuid() NOT NULL,
-    created_at timestamp with time zone DEFAULT now() NOT NULL
+    app_id public.liveline_id NOT NULL,
+    device_id public.liveline_id,
+    key bytea DEFAULT sha256((uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid()))),
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    erased_at timestamp with time zone,
+    CONSTRAINT device_references_check CHECK ((((device_id IS NULL) = (erased_at IS NOT NULL)) AND ((key IS NULL) = (erased_at IS NOT NULL)))),
+    CONSTRAINT device_references_key_check CHECK ((octet_length(key) = 32))
 );
 
 CREATE VIEW public.erasure_progress AS
@@ -1006,6 +999,13 @@ CREATE VIEW public.remote_start_verdicts_per_minute AS
   WHERE (remote_starts.verdict IS NOT NULL)
   GROUP BY (date_trunc('minute'::text, remote_starts.settled_at)), remote_starts.app_id, remote_starts.verdict;
 
+CREATE TABLE public.retired_activities (
+    app_id public.liveline_id NOT NULL,
+    activity_id public.liveline_id NOT NULL,
+    device_id public.liveline_id NOT NULL,
+    retired_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 CREATE VIEW public.state_intervals AS
  WITH transitions AS (
          SELECT events.app_id,
@@ -1302,19 +1302,20 @@ CREATE INDEX erasure_targets_pending ON public.erasure_targets USING btree (app_
 CREATE INDEX erasure_targets_of_activity ON public.erasure_targets USING btree (app_id, activity_id);
 
 ALTER TABLE ONLY public.device_references
-    ADD CONSTRAINT device_references_pkey PRIMARY KEY (app_id, device_id);
+    ADD CONSTRAINT device_references_pkey PRIMARY KEY (reference);
 
 ALTER TABLE ONLY public.device_references
-    ADD CONSTRAINT device_references_reference_key UNIQUE (reference);
+    ADD CONSTRAINT device_references_app_id_device_id_key UNIQUE (app_id, device_id);
 
-ALTER TABLE ONLY public.archive_keys
-    ADD CONSTRAINT archive_keys_pkey PRIMARY KEY (id);
+ALTER TABLE ONLY public.archive_key_nodes
+    ADD CONSTRAINT archive_key_nodes_pkey PRIMARY KEY (start);
 
-CREATE UNIQUE INDEX archive_keys_live ON public.archive_keys USING btree (app_id, activity_id) WHERE (key IS NOT NULL);
+ALTER TABLE ONLY public.retired_activities
+    ADD CONSTRAINT retired_activities_pkey PRIMARY KEY (app_id, activity_id, device_id);
 
-CREATE INDEX archive_keys_of_activity ON public.archive_keys USING btree (app_id, activity_id);
+CREATE INDEX retired_activities_of_device ON public.retired_activities USING btree (app_id, device_id);
 
-CREATE INDEX archive_keys_of_device ON public.archive_keys USING btree (app_id, device_reference) WHERE (key IS NOT NULL);
+CREATE INDEX retired_activities_by_time ON public.retired_activities USING btree (retired_at);
 
 ALTER INDEX public.deliveries_pkey ATTACH PARTITION public.deliveries_before_partitions_pkey;
 
@@ -1455,7 +1456,7 @@ GRANT SELECT ON TABLE public.app_open_stripes TO liveline_dashboard;
 GRANT SELECT ON TABLE public.app_open_counts TO liveline_dashboard;
 GRANT SELECT ON TABLE public.app_open_counts TO liveline_service;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.archive_keys TO liveline_service;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.archive_key_nodes TO liveline_service;
 
 GRANT SELECT,INSERT ON TABLE public.broadcast_channels TO liveline_service;
 GRANT SELECT ON TABLE public.broadcast_channels TO liveline_dashboard;
@@ -1606,6 +1607,8 @@ GRANT SELECT ON TABLE public.remote_starts TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.remote_start_verdicts_per_minute TO liveline_dashboard;
 
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.retired_activities TO liveline_service;
+
 GRANT SELECT ON TABLE public.state_intervals TO liveline_dashboard;
 
 GRANT SELECT ON TABLE public.time_in_state TO liveline_dashboard;
@@ -1681,8 +1684,6 @@ INSERT INTO public.service_limits (singleton, global_max_open, open_excess) VALU
 	(true, 100000, 0);
 
 SELECT pg_catalog.setval('public.admin_changes_id_seq', 1, false);
-
-SELECT pg_catalog.setval('public.archive_keys_id_seq', 1, false);
 
 SELECT pg_catalog.setval('public.deliveries_id_seq', 1, false);
 

@@ -33,9 +33,13 @@ extension EventStore {
     {
         let events = try await events(of: stream)
         let rejections = try await rejections(of: stream.app, activity: stream.activity, limit: limit)
-        let keys = try await archiveKeys(of: stream)
-        let erasure = try await erasures(of: [stream])[stream].map { [AuditEntry(erasure: $0)] } ?? []
-        guard events.isEmpty, let folder, let archived = try await ArchiveSearch.find(stream, in: folder, keys: keys),
+        var erasure = try await erasures(of: [stream])[stream].map { [AuditEntry(erasure: $0)] } ?? []
+        guard events.isEmpty, let folder,
+            let archived = try await ArchiveSearch.find(
+                stream,
+                in: folder,
+                keys: { devices in try await self.archiveKeys(of: stream, devices: devices) }
+            ),
             let delivered = DeliveredStream(archived.events)
         else {
             let entries = AuditTimeline.build(
@@ -57,7 +61,13 @@ extension EventStore {
             ),
             invalidations: try await recordedPartitions(of: "push_token_invalidations", endingAfter: delivered.since)
         )
-        let history = try await ArchivedHistory.read(delivered, from: sources, in: folder, keys: keys)
+        let history = try await ArchivedHistory.read(delivered, from: sources, in: folder, keys: archived.keys)
+        // An erasure of its device after its rows were retired names no activity: its device's
+        // reference, which the archive names it by.
+        if erasure.isEmpty, let reference = archived.deviceReference {
+            erasure =
+                try await self.erasure(ofDevice: reference, in: stream.app).map { [AuditEntry(erasure: $0)] } ?? []
+        }
         let archivedEvents = archived.events.map(\.event)
         let deaths = try await tokenDeaths(of: stream, events: archivedEvents) + history.deaths
         let entries = AuditTimeline.build(

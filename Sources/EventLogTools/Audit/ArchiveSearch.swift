@@ -1,5 +1,6 @@
 public import ActivityLifecycle
 public import EventStore
+public import Foundation
 public import LogArchive
 import NIOPosix
 
@@ -8,6 +9,17 @@ public struct ArchivedStream: Sendable {
     /// The archive that holds it.
     public let manifest: ArchiveManifest
     public let events: [StoredEvent]
+    /// The keys its values were opened with: its leaf's and its device's.
+    public let keys: ArchiveKeyRing
+
+    /// The reference its request names its device by, when its device's key was erased (an
+    /// opened request names the device itself).
+    public var deviceReference: UUID? {
+        guard case .requested(let request)? = events.first?.event.payload,
+            let device = request.deviceID?.rawValue, device.hasPrefix("erased:")
+        else { return nil }
+        return UUID(uuidString: String(device.dropFirst("erased:".count)))
+    }
 }
 
 /// Finds an activity in the archives of the log: what `liveline audit` reads once the activity's
@@ -18,46 +30,53 @@ public enum ArchiveSearch {
     private struct PassedTheStream: Error {}
 
     /// The stream in the newest archive that holds it (an id may be used again after its first
-    /// stream was retired), its data opened with its keys in `keys` (read redacted without), or
-    /// `nil`. Reads files on a thread of its own.
+    /// stream was retired), its data opened with the keys `keys` gives for the devices its
+    /// sealed runs name (read redacted without), or `nil`. Reads files on a thread of its own.
     public static func find(
         _ stream: StreamID,
         in folder: ArchiveFolder,
-        keys: ArchiveKeyRing
+        keys: @Sendable (Set<UUID>) async throws -> ArchiveKeyRing
     ) async throws -> ArchivedStream? {
-        try await NIOThreadPool.singleton.runIfActive {
+        let found = try await NIOThreadPool.singleton.runIfActive {
+            () -> (ArchiveManifest, ArchivedEventColumns, [[String?]])? in
             for manifest in try folder.manifests().filter({ $0.table == "events" }).reversed() {
-                let events = try read(stream, from: manifest, in: folder, keys: keys)
-                if !events.isEmpty { return ArchivedStream(manifest: manifest, events: events) }
+                if let (columns, rows) = try rows(of: stream, from: manifest, in: folder) {
+                    return (manifest, columns, rows)
+                }
             }
             return nil
         }
+        guard let (manifest, columns, rows) = found else { return nil }
+        let ring = try await keys(Set(try rows.compactMap { try columns.sealingDevice($0) }))
+        let events = try await NIOThreadPool.singleton.runIfActive {
+            var unsealer = ArchiveUnsealer(table: "events", keys: ring)
+            return try rows.map { try columns.decode($0, with: &unsealer).event }
+        }
+        return ArchivedStream(manifest: manifest, events: events, keys: ring)
     }
 
-    private static func read(
-        _ stream: StreamID,
+    /// The stream's rows in one archive, as written, with its columns; `nil` when it holds none.
+    private static func rows(
+        of stream: StreamID,
         from manifest: ArchiveManifest,
-        in folder: ArchiveFolder,
-        keys: ArchiveKeyRing
+        in folder: ArchiveFolder
     ) throws
-        -> [StoredEvent]
+        -> (ArchivedEventColumns, [[String?]])?
     {
         let key = [stream.app.rawValue, stream.activity.rawValue]
         var columns: ArchivedEventColumns?
-        var unsealer = ArchiveUnsealer(table: "events", keys: keys)
-        var events: [StoredEvent] = []
+        var rows: [[String?]] = []
         do {
             try folder.read(manifest) { header, row in
                 if columns == nil { columns = try ArchivedEventColumns(header: header) }
-                // Another stream's data is sealed under keys not given: it is not opened. A
-                // stream's sealed runs are its own, the first in its first row.
                 if try columns!.streamKey(row) == key {
-                    events.append(try columns!.decode(row, with: &unsealer).event)
-                } else if !events.isEmpty {
+                    rows.append(row)
+                } else if !rows.isEmpty {
                     throw PassedTheStream()
                 }
             }
         } catch is PassedTheStream {}
-        return events
+        guard let columns, !rows.isEmpty else { return nil }
+        return (columns, rows)
     }
 }

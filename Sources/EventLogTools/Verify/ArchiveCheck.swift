@@ -129,10 +129,13 @@ struct ArchiveCheck {
         let events = stream.map(\.event)
         let id = events[0].stream
         result.outcome.streams += 1
-        // Its key was erased, or an erasure had redacted it before it was archived.
+        // Its key was erased, or an erasure had redacted it before it was archived (its leaf
+        // punctured, or the device it names by reference erased).
         let opened = stream.contains { $0.unsealing == .opened }
         if stream.contains(where: { $0.unsealing == .erased })
-            || (!opened && keys.wasErased(app: id.app.rawValue, activity: id.activity.rawValue))
+            || (!opened
+                && (keys.wasErased(app: id.app.rawValue, activity: id.activity.rawValue)
+                    || Self.erasedDevice(of: events[0].event, in: keys)))
         {
             result.outcome.erasedStreams += 1
         }
@@ -150,5 +153,14 @@ struct ArchiveCheck {
         if let closing = stream.first(where: { [.ended, .dismissed].contains($0.event.event.type) }) {
             result.moves.append(CapHistoryEntry(committedAt: closing.committedAt, change: .closed(id)))
         }
+    }
+
+    /// Whether the stream's request names its device by a reference (`erased:<reference>`, as an
+    /// archive writes every device) whose key an erasure destroyed.
+    private static func erasedDevice(of event: ActivityEvent, in keys: ArchiveKeyRing) -> Bool {
+        guard case .requested(let request) = event.payload, let device = request.deviceID?.rawValue,
+            device.hasPrefix("erased:"), let reference = UUID(uuidString: String(device.dropFirst("erased:".count)))
+        else { return false }
+        return keys.wasErased(device: reference)
     }
 }

@@ -46,8 +46,10 @@ public struct Erasure: Hashable, Sendable {
 
 /// Why an erasure was not recorded.
 public enum ErasureRefusal: Error, Hashable, Sendable {
-    /// The app has no such activity, or knows nothing of the device.
-    case notFound(ErasureScope)
+    /// The app knows nothing of the device: no activity, token or reload names it, and no archive
+    /// does. (An activity named alone is always erased: archives may hold it, and nothing in the
+    /// database says which activities they hold.)
+    case deviceNotFound(DeviceID)
     /// Activities still on a screen, or not yet dismissed, that the app must end (with
     /// `dismissal: immediate`) first: an erased activity could still be sent a push.
     case notDismissed([ActivityID])

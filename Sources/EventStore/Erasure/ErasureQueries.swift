@@ -1,6 +1,7 @@
 import ActivityLifecycle
 import CanonicalJSON
 import Foundation
+import LogArchive
 import Postgres
 
 /// The SQL of erasure (docs/decisions/0040): the request, the device's rows, and each activity's
@@ -13,14 +14,10 @@ enum ErasureQueries {
     }
 
     /// The activities `scope` erases, with their states: those of the projection, locked until
-    /// the transaction ends, and those only archives hold (dismissed), found by their keys — a
-    /// device's by its `reference`.
-    static func targets(
-        of scope: ErasureScope,
-        in app: AppID,
-        reference: UUID,
-        _ connection: Connection
-    ) throws -> [Target] {
+    /// the transaction ends, and those whose projection row a retirement removed (dismissed),
+    /// whose rows other tables may still hold. An activity named alone is erased whether or not
+    /// any of them holds it: archives may (nothing in the database says which activities they hold).
+    static func targets(of scope: ErasureScope, in app: AppID, _ connection: Connection) throws -> [Target] {
         let rows =
             switch scope {
             case .activity(let activity):
@@ -45,27 +42,21 @@ enum ErasureQueries {
             return Target(activity: ActivityID(uncheckedRawValue: try row.decode("activity_id")), state: state)
         }
         let known = Set(live.map(\.activity.rawValue))
-        // Each scope by its own index: an `OR` of the two would read every key.
-        let archived =
+        let retired: [String] =
             switch scope {
-            case .activity(let activity):
+            case .activity(let activity): [activity.rawValue]
+            case .device(let device):
                 try connection.query(
                     """
-                    SELECT activity_id::text AS activity_id FROM archive_keys
-                    WHERE app_id = \(app.rawValue) AND activity_id = \(activity.rawValue) AND key IS NOT NULL
+                    SELECT DISTINCT activity_id::text AS activity_id FROM retired_activities
+                    WHERE app_id = \(app.rawValue) AND device_id = \(device.rawValue) ORDER BY 1
                     """
-                )
-            case .device:
-                try connection.query(
-                    """
-                    SELECT DISTINCT activity_id::text AS activity_id FROM archive_keys
-                    WHERE app_id = \(app.rawValue) AND device_reference = \(reference) AND key IS NOT NULL
-                    ORDER BY 1
-                    """
-                )
+                ).map { try $0.decode("activity_id") }
             }
-        let only = try archived.map { try $0.decode("activity_id", as: String.self) }.filter { !known.contains($0) }
-        return live + only.map { Target(activity: ActivityID(uncheckedRawValue: $0), state: .dismissed) }
+        return live
+            + retired.filter { !known.contains($0) }.map {
+                Target(activity: ActivityID(uncheckedRawValue: $0), state: .dismissed)
+            }
     }
 
     /// The reference that stands for `device` in the archives, or a new one when it has none.
@@ -76,37 +67,46 @@ enum ErasureQueries {
         ).single?.decode("reference") ?? UUID()
     }
 
-    /// Destroys the archive keys of `activities` and records the erasure of those without one
-    /// (tombstones: an archive written later has no key for them, and `verify` knows them
-    /// erased); for a device, removes its reference, so that nothing links it to the archives.
+    /// Destroys the keys the archived values of the erasure's scope were sealed under: an
+    /// activity's leaf of the key tree is punctured (`ArchiveKeyQueries.puncture`: its rows copied
+    /// later are not sealed either); a device's key is destroyed, its row kept without its id
+    /// (a tombstone: `verify` tells its values erased), and the devices of its activities
+    /// retired from the projection forgotten. A device that had no reference gets its
+    /// tombstone all the same. Says whether a device's reference was there.
     static func destroyKeys(
-        of activities: [ActivityID],
-        device: DeviceID?,
+        of scope: ErasureScope,
         in app: AppID,
         reference: UUID,
         _ connection: Connection
-    ) throws {
-        let ids = PostgresArray(activities.map(\.rawValue))
-        // Tombstones first, for the activities without a live key (each an index probe)...
-        try connection.execute(
-            """
-            INSERT INTO archive_keys (app_id, activity_id, device_reference, erased_at)
-            SELECT \(app.rawValue), t.activity_id, \(reference), now() FROM unnest(\(ids)::text[]) AS t(activity_id)
-            WHERE (SELECT k.id FROM archive_keys k
-                   WHERE k.app_id = \(app.rawValue) AND k.activity_id = t.activity_id AND k.key IS NOT NULL) IS NULL
-            """
-        )
-        // ...then the live keys destroyed.
-        try connection.execute(
-            """
-            UPDATE archive_keys SET key = NULL, erased_at = now()
-            WHERE app_id = \(app.rawValue) AND activity_id = ANY (\(ids)::text[]) AND key IS NOT NULL
-            """
-        )
-        if let device {
-            try connection.execute(
-                "DELETE FROM device_references WHERE app_id = \(app.rawValue) AND device_id = \(device.rawValue)"
+    ) throws
+        -> Bool
+    {
+        switch scope {
+        case .activity(let activity):
+            try ArchiveKeyQueries.puncture(
+                [ArchiveKeyTree.leaf(app: app.rawValue, activity: activity.rawValue)],
+                connection
             )
+            return false
+        case .device(let device):
+            try connection.execute(
+                "DELETE FROM retired_activities WHERE app_id = \(app.rawValue) AND device_id = \(device.rawValue)"
+            )
+            let referenced = try connection.execute(
+                """
+                UPDATE device_references SET device_id = NULL, key = NULL, erased_at = now()
+                WHERE app_id = \(app.rawValue) AND device_id = \(device.rawValue)
+                """
+            )
+            if referenced == 0 {
+                try connection.execute(
+                    """
+                    INSERT INTO device_references (reference, app_id, device_id, key, erased_at)
+                    VALUES (\(reference), \(app.rawValue), NULL, NULL, now())
+                    """
+                )
+            }
+            return referenced > 0
         }
     }
 
@@ -298,6 +298,17 @@ enum ErasureQueries {
             found[stream] = try erasure(row)
         }
         return found
+    }
+
+    /// The newest erasure of the device `reference` stands for, in `app`.
+    static func erasure(ofDevice reference: UUID, in app: AppID, _ connection: Connection) throws -> Erasure? {
+        try connection.query(
+            """
+            SELECT * FROM erasure_progress
+            WHERE app_id = \(app.rawValue) AND scope = 'device' AND reference = \(reference)
+            ORDER BY id DESC LIMIT 1
+            """
+        ).single.map(erasure)
     }
 
     private static func erasure(_ row: PostgresRow) throws -> Erasure {

@@ -1,18 +1,18 @@
 public import ActivityLifecycle
 import CanonicalJSON
-import Foundation
+public import Foundation
 
 extension EventStore {
     /// How many activities one transaction of an erasure rewrites.
     static let erasureBatch = 100
 
     /// Records an erasure of `scope` in `app`, removes the device's own rows (its tokens, reload
-    /// requests naming it, counts, its reference), so that its id is kept nowhere for the rest,
-    /// and destroys the keys its activities' archived values were sealed under (a device's
-    /// activities that only archives hold are found by its reference); the live activities are
-    /// then erased by `eraseNextActivities`. Only dismissed activities are erased.
+    /// requests naming it, counts; its reference keeps no id), so that its id is kept nowhere for
+    /// the rest, and destroys the keys its activities' archived values were sealed under (an
+    /// activity's leaf of the key tree, a device's key); the live activities are then erased by
+    /// `eraseNextActivities`. Only dismissed activities are erased.
     ///
-    /// - Throws: `ErasureRefusal` when there is nothing to erase, or an activity is not dismissed.
+    /// - Throws: `ErasureRefusal` when a device is known nowhere, or an activity is not dismissed.
     public func requestErasure(
         _ scope: ErasureScope,
         in app: AppID,
@@ -22,7 +22,7 @@ extension EventStore {
             // A partition being archived waits, or is waited for (`ArchiveKeyQueries.holdErasures`).
             try ArchiveKeyQueries.holdOffArchiving(connection)
             let reference = try ErasureQueries.reference(of: scope.device, in: app, connection)
-            let targets = try ErasureQueries.targets(of: scope, in: app, reference: reference, connection)
+            let targets = try ErasureQueries.targets(of: scope, in: app, connection)
             let notDismissed = targets.filter { $0.state != .dismissed }.map(\.activity)
             guard notDismissed.isEmpty else { throw ErasureRefusal.notDismissed(notDismissed) }
             let id = try ErasureQueries.record(
@@ -36,15 +36,11 @@ extension EventStore {
             let deviceRows = try scope.device.map {
                 try ErasureQueries.eraseDevice($0, in: app, erasure: id, connection)
             }
-            try ErasureQueries.destroyKeys(
-                of: targets.map(\.activity),
-                device: scope.device,
-                in: app,
-                reference: reference,
-                connection
-            )
+            let referenced = try ErasureQueries.destroyKeys(of: scope, in: app, reference: reference, connection)
             // Nothing to erase: the transaction, and the erasure with it, is rolled back.
-            guard !targets.isEmpty || deviceRows == true else { throw ErasureRefusal.notFound(scope) }
+            if let device = scope.device, targets.isEmpty, deviceRows == false, !referenced {
+                throw ErasureRefusal.deviceNotFound(device)
+            }
             return id
         }
         return try await erasure(id, in: app)!
@@ -77,5 +73,11 @@ extension EventStore {
     /// stream from a damaged one.
     public func erasures(of streams: [StreamID]) async throws -> [StreamID: Erasure] {
         try await withConnection { try ErasureQueries.erasures(of: streams, $0) }
+    }
+
+    /// The erasure of the device `reference` stands for (the newest): how `audit` finds the
+    /// erasure of an activity only archives hold, which names its device by that reference.
+    public func erasure(ofDevice reference: UUID, in app: AppID) async throws -> Erasure? {
+        try await withConnection { try ErasureQueries.erasure(ofDevice: reference, in: app, $0) }
     }
 }

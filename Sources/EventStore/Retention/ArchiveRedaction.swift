@@ -4,16 +4,13 @@ import Postgres
 
 /// How a table's rows are written into its archives (docs/decisions/0040): the personal columns
 /// in the form an erasure leaves them, and, for the tables whose rows belong to an activity, the
-/// originals sealed under the activity's key (`archive_keys`) in a column of their own. An
-/// erasure destroys the keys; the archives do not change.
+/// originals sealed under the activity's key (`ArchiveKeyQueries.sealings`) in a column of their
+/// own. An erasure destroys the keys; the archives do not change.
 ///
-/// Its SQL reads the partition's row as `r`, the row's activity's live key as `k`, the newest
-/// erasure of that activity since the row was recorded as `x` (a row an erasure reached is
-/// written redacted and never sealed), and `z` as the columns the copy redacts itself. Each row
-/// looks up its own (`LATERAL … LIMIT 1`, an index probe): a join over every key would read them
-/// all for each chunk. The
-/// sealed tables' rows are redacted as they are sealed (`ArchiveSealer`), by `Redaction`'s rules:
-/// the database's functions, called row by row, cost several times the copy.
+/// Its SQL reads the partition's row as `r`, and `z` as the columns the copy redacts itself (a
+/// device's reference looked up by each row: `LATERAL`, an index probe). The sealed tables' rows
+/// are redacted as they are sealed (`ArchiveSealer`), by `Redaction`'s rules: the database's
+/// functions, called row by row, cost several times the copy.
 struct ArchiveRedaction {
     /// A table whose rows are sealed: its personal column, redacted and sealed as it is copied;
     /// a row is known by its `rowKey`.
@@ -27,18 +24,16 @@ struct ArchiveRedaction {
     let personal: Set<String>
     /// The statement, over `r`, that selects the columns the copy redacts (`z`).
     let redacted: StaticString
-    /// The joins that find `k` and `x`, or a device's reference.
+    /// The joins that find a device's reference.
     let joins: StaticString
-    /// The working columns (`ArchiveSealer.workingColumns`), or none.
-    let working: StaticString
     let sealing: Sealing?
     /// What a chunk's copy makes first.
     let preparation: Preparation
 
     enum Preparation {
         case nothing
-        /// The keys of the rows' activities that have none: the rows are sealed under them.
-        case keys
+        /// How the rows' activities are sealed (`ArchiveKeyQueries.sealings`).
+        case sealings
         /// The references of the rows' devices that have none.
         case deviceReferences
     }
@@ -78,7 +73,6 @@ struct ArchiveRedaction {
                 personal: ["device_token"],
                 redacted: "SELECT NULL::text AS device_token",
                 joins: "",
-                working: "",
                 sealing: nil,
                 preparation: .nothing
             )
@@ -96,7 +90,6 @@ struct ArchiveRedaction {
                         SELECT d.reference FROM device_references d WHERE d.app_id = r.app_id AND d.device_id = r.device_id
                     ) d ON true
                     """,
-                working: "",
                 sealing: nil,
                 preparation: .deviceReferences
             )
@@ -105,7 +98,6 @@ struct ArchiveRedaction {
                 personal: [],
                 redacted: "SELECT",
                 joins: "",
-                working: "",
                 sealing: nil,
                 preparation: .nothing
             )
@@ -114,34 +106,8 @@ struct ArchiveRedaction {
 
     /// A table whose rows belong to an activity, sealed under its key.
     private static func sealed(_ sealing: Sealing) -> ArchiveRedaction {
-        ArchiveRedaction(
-            personal: [],
-            redacted: "SELECT",
-            joins: keyJoins,
-            working: """
-                , k.id AS seal_key_id, encode(k.key, 'hex') AS seal_key,
-                coalesce(k.device_reference, x.reference)::text AS seal_reference
-                """,
-            sealing: sealing,
-            preparation: .keys
-        )
+        ArchiveRedaction(personal: [], redacted: "SELECT", joins: "", sealing: sealing, preparation: .sealings)
     }
-
-    /// The joins that find, for a row `r` (`app_id`, `activity_id`, `recorded_at`), the newest
-    /// erasure of its activity since it was recorded (`x`) and, when none, its live key (`k`).
-    static let keyJoins: StaticString = """
-        LEFT JOIN LATERAL (
-            SELECT e.reference FROM erasure_targets t JOIN erasures e ON e.id = t.erasure_id
-            WHERE t.app_id = r.app_id AND t.activity_id = r.activity_id AND e.requested_at >= r.recorded_at
-            ORDER BY e.id DESC LIMIT 1
-        ) x ON true
-        LEFT JOIN LATERAL (
-            SELECT k.id, k.key, k.device_reference FROM archive_keys k
-            WHERE k.app_id = r.app_id AND k.activity_id = r.activity_id AND k.key IS NOT NULL
-              AND x.reference IS NULL
-            LIMIT 1
-        ) k ON true
-        """
 
     /// The columns selected for `columns` of the table, in its order.
     func selected(_ columns: [String]) -> [(of: StaticString, name: String)] {

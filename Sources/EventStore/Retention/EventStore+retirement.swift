@@ -137,6 +137,7 @@ extension EventStore {
         }
         try pacer.alone { try PartitionRetirementQueries.drop(partition, connection) }
         try PartitionRetirementQueries.markRetired(partition, connection)
+        try PartitionRetirementQueries.forgetRetiredActivities(connection)
         return RetiredPartition(
             partition: partition.name,
             table: partition.parent,

@@ -4,8 +4,8 @@ import Postgres
 
 /// Rewrites an archive written before archives were sealed (`liveline-archive/1`) as a
 /// retirement writes one now (`ArchiveRedaction`): its rows read back, a batch at a time, each
-/// redacted, and a row of an activity sealed under the activity's key (made now, when it has
-/// none, with its device's reference: for the log, the device its request named). The new
+/// redacted, and a row of an activity sealed under the activity's key (with its device's: for the
+/// log, the device its request named). The new
 /// archive replaces the old one in the folder (`ArchiveFolder.write`: written aside, checked,
 /// then renamed); the caller records its manifest.
 struct OlderArchive {
@@ -65,7 +65,7 @@ struct OlderArchive {
 
     private mutating func start(_ names: [String], into write: (UnsafeRawBufferPointer) throws -> Void) throws {
         header = Dictionary(names.enumerated().map { ($1, $0) }) { first, _ in first }
-        try emit(names + (sealer == nil ? [] : ArchiveSealer.workingColumns), into: write)
+        try emit(names, into: write)
     }
 
     private mutating func take(_ fields: [String?], into write: (UnsafeRawBufferPointer) throws -> Void) throws {
@@ -79,14 +79,14 @@ struct OlderArchive {
         if batch.count == Self.batchRows { try flush(into: write) }
     }
 
-    /// Writes the batch's rows: keys and references looked up (and made) for the batch at once,
-    /// holding erasures off meanwhile (`ArchiveKeyQueries.holdErasures`).
+    /// Writes the batch's rows: how their activities are sealed looked up (keys and references
+    /// made) for the batch at once, holding erasures off meanwhile (`ArchiveKeyQueries.holdErasures`).
     private mutating func flush(into write: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard !batch.isEmpty else { return }
         let rows = batch
         batch.removeAll(keepingCapacity: true)
         switch redaction.preparation {
-        case .keys:
+        case .sealings:
             var activities: [[String]: ArchivedActivity] = [:]
             for fields in rows {
                 guard let stream = stream(of: fields), activities[stream] == nil,
@@ -99,19 +99,18 @@ struct OlderArchive {
                     device: devices[stream]
                 )
             }
-            let sealing = try connection.transaction { connection in
+            let valid = activities.values.filter { $0.activity.wholeMatch(of: /[A-Za-z0-9._:-]{1,128}/) != nil }
+            let sealings = try connection.transaction { connection in
                 try ArchiveKeyQueries.holdErasures(connection)
-                return try OlderArchiveQueries.sealing(of: Array(activities.values), connection)
+                return try ArchiveKeyQueries.sealings(of: valid, connection)
             }
-            for fields in rows {
-                let row = stream(of: fields).flatMap { sealing[$0] }
-                try emit(fields + [row?.keyID.map(String.init), row?.keyHex, row?.reference], into: write)
-            }
+            sealer?.provide(sealings)
+            for fields in rows { try emit(fields, into: write) }
         case .deviceReferences:
             let devices = Set(rows.compactMap { fields in device(of: fields) })
             let references = try connection.transaction { connection in
                 try ArchiveKeyQueries.holdErasures(connection)
-                return try OlderArchiveQueries.references(of: devices, connection)
+                return try ArchiveKeyQueries.references(of: devices, connection)
             }
             for var fields in rows {
                 if let device = device(of: fields), let reference = references[device] {

@@ -38,6 +38,7 @@ extension PartitionRetirementQueries {
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             if sealer != nil { try sealer!.feed(bytes, into: writeOut) } else { try writeOut(bytes) }
         }
+        func provide(_ sealings: [ArchiveSealer.Activity: ArchiveSealer.Sealing]) { sealer?.provide(sealings) }
         _ = try copyChunk(
             partition,
             columns: columns,
@@ -45,6 +46,7 @@ extension PartitionRetirementQueries {
             redaction: redaction,
             rows: nil,
             connection,
+            provide: provide,
             into: write
         )
         var copied = 0
@@ -59,6 +61,7 @@ extension PartitionRetirementQueries {
                 redaction: redaction,
                 rows: rows,
                 connection,
+                provide: provide,
                 into: write
             )
             try pause()
@@ -106,8 +109,9 @@ extension PartitionRetirementQueries {
     }
 
     /// Copies the rows at `rows` (their `ctid`s) in key order as CSV, redacted (`ArchiveRedaction`),
-    /// or, when `nil`, the CSV's header line alone. COPY takes no parameters: the addresses reach
-    /// it as a setting of its transaction. Returns how many rows it wrote.
+    /// or, when `nil`, the CSV's header line alone, after giving `provide` how their activities
+    /// are sealed. COPY takes no parameters: the addresses reach it as a setting of its
+    /// transaction. Returns how many rows it wrote.
     private static func copyChunk(
         _ partition: RetiringPartition,
         columns: [String],
@@ -115,6 +119,7 @@ extension PartitionRetirementQueries {
         redaction: ArchiveRedaction,
         rows: [String]?,
         _ connection: Connection,
+        provide: ([ArchiveSealer.Activity: ArchiveSealer.Sealing]) -> Void,
         into write: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> Int {
         try connection.transaction { connection in
@@ -124,8 +129,9 @@ extension PartitionRetirementQueries {
             try connection.executeScript("SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO'; SET LOCAL jit = off")
             if let rows, redaction.preparation != .nothing {
                 try ArchiveKeyQueries.holdErasures(connection)
-                if redaction.preparation == .keys {
-                    try ArchiveKeyQueries.makeKeys(for: rows, of: partition.name, connection)
+                if redaction.preparation == .sealings {
+                    let activities = try ArchiveKeyQueries.activities(of: rows, in: partition.name, connection)
+                    provide(try ArchiveKeyQueries.sealings(of: activities, connection))
                 } else {
                     try ArchiveKeyQueries.referenceDevices(for: rows, of: partition.name, connection)
                 }
@@ -143,7 +149,7 @@ extension PartitionRetirementQueries {
             return try connection.copyOut(
                 """
                 COPY (
-                    SELECT \(columns: redaction.selected(columns))\(fragment: committed)\(fragment: redaction.working)
+                    SELECT \(columns: redaction.selected(columns))\(fragment: committed)
                     FROM \(identifier: partition.name) r \(fragment: redaction.joins)
                     CROSS JOIN LATERAL (\(fragment: redaction.redacted)) z
                     WHERE r.ctid = ANY (current_setting('liveline.archive_rows')::tid[])

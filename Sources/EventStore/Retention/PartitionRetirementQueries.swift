@@ -136,8 +136,9 @@ enum PartitionRetirementQueries {
     }
 
     /// Removes up to `limit` projection rows of dismissed activities whose streams began in the
-    /// partition's time, with the pushes still held for them and their remote starts' verdicts;
-    /// returns how many activities.
+    /// partition's time, with the pushes still held for them and their remote starts' verdicts,
+    /// keeping their devices until the tables retired on their own time have retired their rows
+    /// (`retired_activities`); returns how many activities.
     /// Activities and held pushes are locked in key order, as a batch of commands and the
     /// delivery worker lock them: a statement that took several rows in another order could
     /// wait for a row of theirs while they wait for one of its, and PostgreSQL would end one.
@@ -156,7 +157,11 @@ enum PartitionRetirementQueries {
                                  WHERE a.app_id = d.app_id AND a.activity_id = d.activity_id FOR UPDATE) AS l
                 ) AS r
                 WHERE a.app_id = r.app_id AND a.activity_id = r.activity_id
-                RETURNING a.app_id, a.activity_id
+                RETURNING a.app_id, a.activity_id, a.device_id
+            ), remembered AS (
+                INSERT INTO retired_activities (app_id, activity_id, device_id)
+                SELECT app_id, activity_id, device_id FROM gone WHERE device_id NOT LIKE 'erased:%'
+                ON CONFLICT DO NOTHING
             ), holds AS (
                 DELETE FROM delivery_holds h USING (
                     SELECT l.app_id, l.activity_id, l.position FROM (SELECT * FROM gone ORDER BY 1, 2) AS g,
@@ -208,6 +213,20 @@ enum PartitionRetirementQueries {
     static func markRetired(_ partition: RetiringPartition, _ connection: Connection) throws {
         try connection.execute(
             "UPDATE log_partitions SET retired_at = now() WHERE table_name = \(partition.name)"
+        )
+    }
+
+    /// Forgets the devices of activities retired from the projection that no partition left of
+    /// the tables retired on their own time can hold rows of: those retired before the oldest of
+    /// them begins.
+    static func forgetRetiredActivities(_ connection: Connection) throws {
+        try connection.execute(
+            """
+            DELETE FROM retired_activities WHERE retired_at < (
+                SELECT coalesce(min(from_time), 'infinity') FROM log_partitions
+                WHERE parent IN ('deliveries', 'rejections', 'push_token_invalidations') AND retired_at IS NULL
+            )
+            """
         )
     }
 }

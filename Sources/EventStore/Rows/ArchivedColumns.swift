@@ -1,4 +1,5 @@
 package import CanonicalJSON
+package import Foundation
 package import LogArchive
 
 /// The columns of an archive's CSV, found by name in its header line: an archive holds the
@@ -96,6 +97,13 @@ package enum Unsealing: Sendable {
 }
 
 extension ArchivedRow {
+    /// The device whose key the row's sealed run is sealed under with its activity's, named by
+    /// the run's first row (`nil` for another row, or one sealed with no device).
+    package func sealingDevice() throws -> UUID? {
+        guard let sealed = optional(ArchiveSealer.sealedColumn) else { return nil }
+        return try SealedRun.keyName(of: sealed, context: "a sealed row")?.device
+    }
+
     /// The value of a column that is never NULL as the table held it: the original sealed
     /// beside the row (`ArchiveSealer.sealedColumn`) when it has one and its key is still there,
     /// or else the column as written. The row is known by `rowKey`; `unsealer` reads the archive's

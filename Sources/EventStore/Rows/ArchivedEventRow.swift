@@ -1,5 +1,6 @@
 import ActivityLifecycle
 package import CanonicalJSON
+package import Foundation
 package import LogArchive
 import Postgres
 
@@ -24,6 +25,11 @@ package struct ArchivedEventColumns: Sendable {
     package func streamKey(_ fields: [String?]) throws -> [String] {
         let row = columns.row(fields)
         return [try row.text("app_id"), try row.text("activity_id")]
+    }
+
+    /// The device a row's sealed run names (`ArchivedRow.sealingDevice`).
+    package func sealingDevice(_ fields: [String?]) throws -> UUID? {
+        try columns.row(fields).sealingDevice()
     }
 
     /// The event of a row — its data opened by `unsealer`, which reads the archive's rows in
