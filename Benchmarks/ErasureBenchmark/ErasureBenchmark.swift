@@ -11,7 +11,8 @@ import Postgres
 /// (activities of ten events, spread over every partition of the log that exists, one in
 /// `--spread` of them the device's), builds its projection, retires it all into sealed archives,
 /// then erases the device through the store and reports how long that took, what it changed, and
-/// that no archive file changed (their SHA-256 before and after). Every activity's content is the
+/// that no archive file changed (their SHA-256 before and after), and how much the keys take;
+/// then erases `--erase-activities` archived activities one at a time. Every activity's content is the
 /// same unless `--varied-content`: then each has its own courier, position and times.
 @main
 struct ErasureBenchmark {
@@ -97,6 +98,27 @@ struct ErasureBenchmark {
         )
         guard before == after, left == 0, finished?.finishedAt != nil
         else { throw BenchmarkError("the erasure did not do what it must") }
+
+        // Activities erased one at a time, another device's each: a puncture of the tree each.
+        let alone = arguments.option("--erase-activities", 100)
+        started = ContinuousClock.now
+        for index in 0..<alone {
+            let activity = ActivityID(rawValue: "a\(index * (activities / alone) + 1)")!
+            _ = try await store.requestErasure(.activity(activity), in: app, by: .commandLine)
+        }
+        try await store.eraseWaitingActivities()
+        let punctured = ContinuousClock.now - started
+        let (count, bytes): (Int64, Int64) = try await pool.withConnection { connection in
+            let row = try connection.query(
+                "SELECT count(*) AS n, pg_total_relation_size('archive_key_nodes') AS bytes FROM archive_key_nodes"
+            ).single!
+            return (try row.decode("n"), try row.decode("bytes"))
+        }
+        report(
+            "erased \(alone) archived activities one at a time in \(punctured) "
+                + "(\(Int(punctured.seconds * 1000 / Double(alone))) ms each); the key tree keeps \(count) nodes, \(bytes) bytes"
+        )
+        guard try checksums(folder) == before else { throw BenchmarkError("an archive changed") }
     }
 
     /// The log, in bulk: `activities` of ten events (requested with content and a device, seven
