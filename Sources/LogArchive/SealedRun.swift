@@ -60,6 +60,7 @@ public enum SealedRun {
     private static func malformed(_ context: String) -> Unopenable {
         Unopenable(description: "\(context): a sealed value is not in the form v2.<leaf>.<device>.<data> or v2.@<row>")
     }
+
     /// The most a run's values take once opened: a run is closed at a mebibyte
     /// (`ArchiveSealer`), plus its last value.
     static let largestOpened = 64 << 20

@@ -178,6 +178,30 @@ struct ArchivedErasureTests {
     }
 
     @Test(
+        "activities erased before their partition is archived are written redacted and seal nothing; verify counts them erased, by the device's tombstone or the activity's punctured leaf"
+    )
+    func erasedBeforeArchiving() async throws {
+        try await Self.withArchive { store, _, _, folder in
+            try await Self.recordDismissed(store)
+            _ = try await store.requestErasure(.device(DeviceID(rawValue: Person.device)!), in: Person.app, by: .appAPI)
+            _ = try await store.requestErasure(.activity(ActivityID(rawValue: "other")!), in: Person.app, by: .appAPI)
+            try await store.eraseWaitingActivities()
+            _ = try await Self.retireEverything(store, into: folder)
+
+            let text = try Self.archiveText(folder)
+            for value in Person.personal + ["Other Person Stays"] {
+                #expect(!text.contains(value), "\(value) is in an archive")
+            }
+            #expect(!text.contains("v2."), "an erased activity's values were sealed")
+            let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
+            #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
+            #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 4)
+            let audit = try await store.audit(of: Person.stream("ride-0"), archives: folder)
+            #expect(audit.archive != nil && audit.entries.last?.type == "erased")
+        }
+    }
+
+    @Test(
         "an activity retired from the projection keeps its device while other tables hold its rows: their archives are sealed under the device's key, and an erasure of the device finds it"
     )
     func retiredActivityKeepsItsDevice() async throws {
@@ -281,11 +305,32 @@ struct ArchivedErasureTests {
         }
     }
 
+    /// What the erasure that meets the copy erases: the person's device (its key destroyed), or
+    /// one of its activities alone (its leaf punctured).
+    enum Erased: Sendable, CaseIterable, CustomTestStringConvertible {
+        case device
+        case activity
+
+        var scope: ErasureScope {
+            switch self {
+            case .device: .device(DeviceID(rawValue: Person.device)!)
+            case .activity: .activity(ActivityID(rawValue: "ride-1")!)
+            }
+        }
+
+        /// Values that must be gone, and values that must still open.
+        var gone: [String] { self == .device ? Person.personal : [Person.pushToken(1)] }
+        var kept: [String] { self == .device ? ["Other Person Stays"] : ["Other Person Stays", Person.pushToken(0)] }
+
+        var testDescription: String { self == .device ? "a device" : "an activity" }
+    }
+
     @Test(
         "an erasure that meets a partition being archived leaves nothing to open, wherever it meets it",
-        arguments: [Meeting.inChunk(1), .inChunk(2), .inChunk(4), .afterChunk(1), .afterChunk(2)]
+        arguments: [Meeting.inChunk(1), .inChunk(2), .inChunk(4), .afterChunk(1), .afterChunk(2)],
+        Erased.allCases
     )
-    func erasureDuringArchive(meeting: Meeting) async throws {
+    func erasureDuringArchive(meeting: Meeting, erased: Erased) async throws {
         try await Self.withArchive { store, pool, _, _ in
             try await Person.recordPerson(store)
             let partition: String = try await pool.withConnection { connection in
@@ -302,11 +347,7 @@ struct ArchivedErasureTests {
                 erasure.withLock { task in
                     task = Task {
                         defer { requested.signal() }
-                        return try await store.requestErasure(
-                            .device(DeviceID(rawValue: Person.device)!),
-                            in: Person.app,
-                            by: .commandLine
-                        )
+                        return try await store.requestErasure(erased.scope, in: Person.app, by: .commandLine)
                     }
                 }
                 if waiting { requested.wait() } else { Thread.sleep(forTimeInterval: 0.3) }
@@ -338,16 +379,18 @@ struct ArchivedErasureTests {
             let requested = try await #require(erasure.withLock { $0 }).value
             try await store.eraseWaitingActivities()
             #expect(try await store.erasure(requested.id)?.finishedAt != nil)
-            // Whatever the copy wrote, sealed or not, the keys left open nothing of the person.
+            // Whatever the copy wrote, sealed or not, the keys left open nothing erased.
             let rows = try Self.opened(csv, keys: try await store.archiveKeys())
             let events: Int64 = try await pool.withConnection {
                 try $0.query("SELECT count(*) AS n FROM events").single!.decode("n")
             }
             #expect(rows.count == events)
-            for value in Person.personal {
+            for value in erased.gone {
                 #expect(!rows.contains { $0.contains(value) }, "\(value) can be read from the archive")
             }
-            #expect(rows.contains { $0.contains("Other Person Stays") })
+            for value in erased.kept {
+                #expect(rows.contains { $0.contains(value) }, "\(value) cannot be read from the archive")
+            }
         }
     }
 }
