@@ -58,6 +58,27 @@ struct ArchivedErasureTests {
         ) ?? []
     }
 
+    /// `liveline verify --archive` over `folder` and the live log: clean, with `streams`
+    /// archived streams, `erased` of them erased.
+    static func expectVerified(
+        _ store: EventStore,
+        _ folder: ArchiveFolder,
+        streams: Int = 4,
+        erased: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
+        #expect(
+            summary.isClean,
+            "\(summary.findings) \(summary.archive?.problems ?? [])",
+            sourceLocation: sourceLocation
+        )
+        #expect(
+            summary.archive?.streams == streams && summary.archive?.erasedStreams == erased,
+            sourceLocation: sourceLocation
+        )
+    }
+
     @Test(
         "a device whose activities were archived is erased by destroying its key: nothing of it in the database or any archive, archives unchanged, the history still checks"
     )
@@ -130,9 +151,7 @@ struct ArchivedErasureTests {
             let other = try await store.audit(of: Person.stream("other"), archives: folder)
             #expect(other.archive != nil && other.entries.contains { $0.summary.contains("Other Person Stays") })
 
-            let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
-            #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
-            #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 3)
+            try await Self.expectVerified(store, folder, erased: 3)
         }
     }
 
@@ -171,9 +190,7 @@ struct ArchivedErasureTests {
                 let audit = try await store.audit(of: Person.stream(other), archives: folder)
                 #expect(audit.entries.contains { $0.summary.contains(Person.address) }, "\(other) still opens")
             }
-            let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
-            #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
-            #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 1)
+            try await Self.expectVerified(store, folder, erased: 1)
         }
     }
 
@@ -193,9 +210,7 @@ struct ArchivedErasureTests {
                 #expect(!text.contains(value), "\(value) is in an archive")
             }
             #expect(!text.contains("v2."), "an erased activity's values were sealed")
-            let summary = try await LogVerifier(store: store, now: .now()).verify(archive: folder)
-            #expect(summary.isClean, "\(summary.findings) \(summary.archive?.problems ?? [])")
-            #expect(summary.archive?.streams == 4 && summary.archive?.erasedStreams == 4)
+            try await Self.expectVerified(store, folder, erased: 4)
             let audit = try await store.audit(of: Person.stream("ride-0"), archives: folder)
             #expect(audit.archive != nil && audit.entries.last?.type == "erased")
         }
