@@ -282,11 +282,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Property checks whose thrown errors fail them (`checkProperty`), for every test target.
+        .target(
+            name: "PropertyChecks",
+            dependencies: [.product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CanonicalJSONTests",
             dependencies: [
                 "CanonicalJSON",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             swiftSettings: swiftSettings
         ),
@@ -294,7 +300,7 @@ let package = Package(
             name: "ActivityLifecycleTests",
             dependencies: [
                 "ActivityLifecycle", "CanonicalJSON",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             swiftSettings: swiftSettings
         ),
@@ -304,7 +310,7 @@ let package = Package(
                 "ActivityLifecycle", "CanonicalJSON", "EmbeddedPostgres", "EventLogTools", "EventStore", "LogArchive",
                 "Postgres",
                 "TestSupport",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             exclude: ["Snapshots"],
             swiftSettings: swiftSettings
@@ -324,7 +330,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             swiftSettings: swiftSettings
         ),
@@ -332,7 +338,7 @@ let package = Package(
             name: "LogArchiveTests",
             dependencies: [
                 "LogArchive",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             swiftSettings: swiftSettings
         ),
@@ -351,7 +357,7 @@ let package = Package(
                 "Postgres",
                 "TestSupport",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             swiftSettings: swiftSettings
         ),
@@ -393,7 +399,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), "PropertyChecks",
             ],
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]

@@ -1,6 +1,7 @@
 import ActivityLifecycle
 import CanonicalJSON
 import PropertyBased
+import PropertyChecks
 import Testing
 
 /// Random command sequences against several activities of one app, with a simulated clock and a
@@ -155,7 +156,7 @@ struct LifecyclePropertyTests {
 
     @Test("decisions only ever produce events that strict replay accepts, and fold(events) equals the decided state")
     func foldEqualsDecisions() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World(policy: Self.shortPolicy)
             for step in steps { world.run(step) }
             for (index, stream) in world.streams.enumerated() {
@@ -170,7 +171,7 @@ struct LifecyclePropertyTests {
 
     @Test("versions are contiguous from 1 and events never go back in time")
     func contiguousVersions() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World(policy: Self.shortPolicy)
             for step in steps { world.run(step) }
             for stream in world.streams {
@@ -182,7 +183,7 @@ struct LifecyclePropertyTests {
 
     @Test("open-count bookkeeping never goes negative, matches the open activities, and respects the caps")
     func openCounts() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World(policy: Self.shortPolicy)
             for step in steps {
                 world.run(step)
@@ -197,7 +198,7 @@ struct LifecyclePropertyTests {
 
     @Test("with deadlines applied, no activity is open past its lifetime nor ended past its dismissal window")
     func deadlinesHonoured() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World(policy: Self.shortPolicy)
             let policy = Self.shortPolicy
             for step in steps {
@@ -223,7 +224,7 @@ struct LifecyclePropertyTests {
 
     @Test("no illegal state is reachable: every state carries what it must")
     func statesAreWellFormed() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World(policy: Self.shortPolicy)
             for step in steps { world.run(step) }
             for activity in world.activities.compactMap({ $0 }) {
@@ -247,7 +248,7 @@ struct LifecyclePropertyTests {
     func generatorExploresTheMachine() async {
         var states: Set<ActivityState> = []
         var codes: Set<String> = []
-        await propertyCheck(count: 1000, input: Self.steps) { steps in
+        await checkProperty(count: 1000, input: Self.steps) { steps in
             var world = World(policy: Self.shortPolicy)
             for step in steps {
                 world.run(step)

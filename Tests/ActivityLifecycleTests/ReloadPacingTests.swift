@@ -1,6 +1,7 @@
 import ActivityLifecycle
 import CanonicalJSON
 import PropertyBased
+import PropertyChecks
 import Testing
 
 /// A device's widget reloads against random requests, clocks and APNs answers, with a worker
@@ -78,7 +79,7 @@ struct ReloadPacingTests {
         arguments: [Duration.seconds(1800), .seconds(60)]
     )
     func spaced(interval: Duration) async {
-        await propertyCheck(count: 1000, input: Self.steps) { steps in
+        await checkProperty(count: 1000, input: Self.steps) { steps in
             var world = World(interval: interval)
             for step in steps { world.run(step) }
             world.drain()
@@ -93,7 +94,7 @@ struct ReloadPacingTests {
         arguments: [Duration.seconds(1800), .zero]
     )
     func lastRequestFollowed(interval: Duration) async {
-        await propertyCheck(count: 1000, input: Self.steps) { steps in
+        await checkProperty(count: 1000, input: Self.steps) { steps in
             var world = World(interval: interval)
             for step in steps { world.run(step) }
             world.drain()

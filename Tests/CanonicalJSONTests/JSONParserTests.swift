@@ -1,6 +1,7 @@
 import CanonicalJSON
 import Foundation
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @Suite("The strict JSON parser")
@@ -165,7 +166,7 @@ struct JSONParserTests {
 
     @Test("reading an object writes the canonical form that its parsed members have, whatever the text's spelling")
     func canonicalReading() async {
-        await propertyCheck(count: 500, input: Gen.uint64()) { seed in
+        await checkProperty(count: 500, input: Gen.uint64()) { seed in
             var text = RandomJSONText(seed: seed)
             let bytes = Array(text.object(depth: 0).utf8)
             guard case .object(let members) = try JSONParser.parse(bytes) else {
@@ -184,7 +185,7 @@ struct JSONParserTests {
     @Test("the canonical encoding parses back to the same value")
     func roundTrip() async {
         let strings = Gen.letterOrNumber.string(of: 0...8)
-        await propertyCheck(count: 200, input: strings.array(of: 0...6), Gen.int(in: -1_000_000...1_000_000)) {
+        await checkProperty(count: 200, input: strings.array(of: 0...6), Gen.int(in: -1_000_000...1_000_000)) {
             keys,
             number in
             var members: [String: JSONValue] = [:]

@@ -1,6 +1,7 @@
 import CanonicalJSON
 import Foundation
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @Suite("RFC 3339 timestamps")
@@ -36,7 +37,7 @@ struct TimestampTests {
 
     @Test("formatting and parsing round-trip any instant")
     func roundTrip() async {
-        await propertyCheck(count: 500, input: Gen.int64(in: -2_000_000_000_000_000...8_000_000_000_000_000)) {
+        await checkProperty(count: 500, input: Gen.int64(in: -2_000_000_000_000_000...8_000_000_000_000_000)) {
             micros in
             let timestamp = Timestamp(microsecondsSince1970: micros)
             #expect(RFC3339.parse(RFC3339.format(timestamp)) == timestamp)

@@ -3,6 +3,7 @@ import CanonicalJSON
 import Crypto
 import EventStore
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import Delivery
@@ -146,7 +147,7 @@ struct DeliveryBookPropertyTests {
         "each push is settled exactly once; at most one per activity is on the wire; APNs gets an activity's pushes in log order"
     )
     func settledOnceInOrder() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World()
             for step in steps { world.apply(step) }
             world.settle()
@@ -167,7 +168,7 @@ struct DeliveryBookPropertyTests {
 
     @Test("latest wins: unless APNs refused the token or the app, the newest push of each activity is delivered")
     func newestDelivered() async {
-        await propertyCheck(count: 300, input: Self.steps) { steps in
+        await checkProperty(count: 300, input: Self.steps) { steps in
             var world = World()
             for step in steps { world.apply(step) }
             world.settle()

@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import NIOConcurrencyHelpers
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import Delivery
@@ -48,7 +49,7 @@ struct DeliveryModelTests {
         "nothing is lost, nothing goes out of order, no start goes twice — across crashes, handovers, outages and credential fixes"
     )
     func theWorkerKeepsItsPromises() async {
-        await propertyCheck(count: Self.runs, input: Self.steps) { steps in
+        await checkProperty(count: Self.runs, input: Self.steps) { steps in
             let world = ModelWorld()
             for step in steps {
                 await world.apply(step)

@@ -2,6 +2,7 @@ import ActivityLifecycle
 import CanonicalJSON
 import EventStore
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import Delivery
@@ -18,7 +19,7 @@ struct LanesTests {
 
     @Test("the floors are the lanes' earliest positions by shard, after any offers, sends, answers and retries")
     func floorsFollowTheLanes() async {
-        await propertyCheck(count: 500, input: Self.operations) { operations in
+        await checkProperty(count: 500, input: Self.operations) { operations in
             var lanes = Lanes()
             var position: Int64 = 0
             for (kind, index) in operations {

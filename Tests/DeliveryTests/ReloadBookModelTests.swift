@@ -3,6 +3,7 @@ import CanonicalJSON
 import EventStore
 import Foundation
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import Delivery
@@ -174,7 +175,7 @@ struct ReloadBookModelTests {
     )
     func theCursorFollowsTheOutcomes() async {
         #expect(Self.devices.count >= 10)
-        await propertyCheck(count: 2_000, input: Self.steps) { steps in
+        await checkProperty(count: 2_000, input: Self.steps) { steps in
             let world = World()
             for step in steps { world.apply(step) }
             world.heal()

@@ -3,6 +3,7 @@ import CanonicalJSON
 import EventLogTools
 import EventStore
 import PropertyBased
+import PropertyChecks
 import Testing
 
 /// The cap history replayed without a database: entries as the store reads them, in commit order.
@@ -163,7 +164,7 @@ struct CapHistoryCheckTests {
 
     @Test("property: openings admitted only with room are never breaches; every forced opening is, and only those")
     func forcedOpeningsAreExactlyTheBreaches() async {
-        await propertyCheck(count: 500, input: Self.steps) { steps in
+        await checkProperty(count: 500, input: Self.steps) { steps in
             let (history, forced) = Self.play(steps)
             let check = history.check()
             #expect(Set(check.findings.map(\.stream)) == forced)

@@ -3,6 +3,7 @@ import EventLogTools
 import EventStore
 import Postgres
 import PropertyBased
+import PropertyChecks
 import TestSupport
 import Testing
 
@@ -60,7 +61,7 @@ struct ContentMaskTests {
 
     @Test("random event data: the mask keeps every key and shape, hides content's values, leaves the rest")
     func masking() async {
-        await propertyCheck(count: 2_000, input: Gen.int(in: 0...1_000).array(of: 1...60)) { recipe in
+        await checkProperty(count: 2_000, input: Gen.int(in: 0...1_000).array(of: 1...60)) { recipe in
             var slice = recipe[...]
             var counter = 0
             var members: [String: JSONValue] = [:]

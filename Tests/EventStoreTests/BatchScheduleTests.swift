@@ -1,4 +1,5 @@
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import EventStore
@@ -139,7 +140,7 @@ struct BatchScheduleTests {
         "however commands arrive and writers finish: no activity in two running batches, no command left without a writer, each activity's commands taken in arrival order"
     )
     func scheduleProperties() async {
-        await propertyCheck(count: 500, input: Self.steps) { steps in
+        await checkProperty(count: 500, input: Self.steps) { steps in
             var schedule = BatchSchedule<Item>(writers: 3, batchLimit: 4)
             var batches: [[Item]] = []  // one per running writer
             var arrived: [Item] = []

@@ -2,6 +2,7 @@ import ActivityLifecycle
 import EventStore
 import Postgres
 import PropertyBased
+import PropertyChecks
 import TestSupport
 import Testing
 
@@ -35,7 +36,7 @@ struct FreeStripesModelTests {
             for app in Self.apps {
                 try await store.createApp(AppID(rawValue: app)!, AppSettings(bundleID: "b"), by: .commandLine)
             }
-            await propertyCheck(count: 2_000, input: Self.closings, Self.excesses, Self.spares) {
+            await checkProperty(count: 2_000, input: Self.closings, Self.excesses, Self.spares) {
                 closings,
                 excesses,
                 spares in

@@ -1,4 +1,5 @@
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import EventStore
@@ -25,7 +26,7 @@ struct WorkPacerTests {
 
     @Test("work is the share of the time worked and rested, within a quantum; no rest is longer than the longest")
     func share() async {
-        await propertyCheck(count: 1_000, input: Self.shares, Self.pieces) { quarters, pieces in
+        await checkProperty(count: 1_000, input: Self.shares, Self.pieces) { quarters, pieces in
             let share = Double(quarters) / 4
             let clock = JobClock()
             let pacer = WorkPacer(share: share, longestRest: .seconds(1), now: clock.now, sleep: clock.sleep)

@@ -6,6 +6,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @testable import LivelineHTTP
@@ -157,7 +158,7 @@ struct WriteRouteTests {
 
     @Test("an update is read as the document reads it, and refused where it refuses it, naming the field")
     func updates() async {
-        await propertyCheck(count: 2_000, input: Self.bodies(of: Self.candidates)) { body in
+        await checkProperty(count: 2_000, input: Self.bodies(of: Self.candidates)) { body in
             Self.holdToDocument(
                 body,
                 read: Command.Update.init(body:),
@@ -182,7 +183,7 @@ struct WriteRouteTests {
 
     @Test("an end is read as the document reads it, and refused where it refuses it, naming the field")
     func ends() async {
-        await propertyCheck(count: 2_000, input: Self.bodies(of: Self.endCandidates)) { body in
+        await checkProperty(count: 2_000, input: Self.bodies(of: Self.endCandidates)) { body in
             Self.holdToDocument(
                 body,
                 read: Command.End.init(body:),
@@ -218,7 +219,7 @@ struct WriteRouteTests {
 
     @Test("a request is read as the document reads it, and refused where it refuses it, naming the field")
     func requests() async {
-        await propertyCheck(count: 2_000, input: Self.bodies(of: Self.requestCandidates)) { body in
+        await checkProperty(count: 2_000, input: Self.bodies(of: Self.requestCandidates)) { body in
             Self.holdToDocument(
                 body,
                 read: { bytes throws(Problem) in
@@ -284,7 +285,7 @@ struct WriteRouteTests {
             Self.candidates.filter { !["staleDate", "timestamp", "relevanceScore"].contains($0.key) } + [
                 ("relevanceScore", ["0", "1.5", "1e2", "0.30000000000000004", "5E-324"])
             ]
-        await propertyCheck(count: 1_000, input: Self.bodies(of: undated)) { body in
+        await checkProperty(count: 1_000, input: Self.bodies(of: undated)) { body in
             guard !body.contains(": null"),
                 let update = try? JSONDecoder().decode(DocumentUpdate.self, from: Data(body.utf8))
             else { return }
@@ -374,7 +375,7 @@ struct WriteRouteTests {
     func writesAsTheGeneratedEncoder() async {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        await propertyCheck(count: 500, input: Self.activities) { stored in
+        await checkProperty(count: 500, input: Self.activities) { stored in
             let generated = Array(try encoder.encode(LivelineHTTP.Components.Schemas.Activity(stored)))
             let own = stored.apiJSON
             #expect(try JSONParser.parse(own) == (try JSONParser.parse(generated)))

@@ -1,6 +1,7 @@
 import Foundation
 import LogArchive
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @Suite("The key tree archived activities' keys derive from")
@@ -22,7 +23,7 @@ struct ArchiveKeyTreeTests {
         let leaf = zip(Gen.bool(), Gen.uint64(), Gen.int(in: 0...7)).map { spread, random, offset in
             spread ? random % Self.leaves : UInt64(0xABC_DEF0_1230) + UInt64(offset)
         }
-        await propertyCheck(count: 200, input: leaf.array(of: 1...6), leaf.array(of: 1...6)) { punctured, others in
+        await checkProperty(count: 200, input: leaf.array(of: 1...6), leaf.array(of: 1...6)) { punctured, others in
             let root = ArchiveKeyTree.newRoot()
             var nodes = [root]
             for leaf in punctured {

@@ -1,6 +1,7 @@
 import Foundation
 import LogArchive
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @Suite("Reading PostgreSQL's CSV")
@@ -34,7 +35,7 @@ struct CSVRecordsTests {
         let text = Gen.int(in: 0...shapes.count * 2).map { index -> String? in
             index < shapes.count ? shapes[index] : "w\(index)"
         }
-        await propertyCheck(count: 300, input: text.array(of: 1...5).array(of: 0...8), Gen.int(in: 1...17)) {
+        await checkProperty(count: 300, input: text.array(of: 1...5).array(of: 0...8), Gen.int(in: 1...17)) {
             records,
             pieceSize in
             let csv = records.map { $0.map(Self.written).joined(separator: ",") + "\n" }.joined()

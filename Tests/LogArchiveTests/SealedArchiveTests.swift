@@ -1,6 +1,7 @@
 import Foundation
 import LogArchive
 import PropertyBased
+import PropertyChecks
 import Testing
 
 @Suite("Sealing archived values")
@@ -70,7 +71,7 @@ struct SealedArchiveTests {
     func linesRoundTrip() async {
         let shapes: [String?] = [nil, "", "a,b", "say \"hi\"", "two\nlines", "\r", "\\.", "é😀", "{\"k\": [1]}"]
         let field = Gen.int(in: 0...shapes.count * 2).map { $0 < shapes.count ? shapes[$0] : "w\($0)" }
-        await propertyCheck(count: 300, input: field.array(of: 1...5).array(of: 0...8)) { records in
+        await checkProperty(count: 300, input: field.array(of: 1...5).array(of: 0...8)) { records in
             var csv: [UInt8] = []
             for record in records { CSVLine.append(record, to: &csv) }
             let read = try CSVRecordsTests.read(String(decoding: csv, as: UTF8.self), inPiecesOf: 3)
@@ -87,7 +88,7 @@ struct SealedArchiveTests {
         }
         let activities = ["none", "c", "a", "b"]
         let row = zip(values, Gen.int(in: 0...3))
-        await propertyCheck(count: 200, input: row.array(of: 1...12), Gen.int(in: 1...40)) { rows, size in
+        await checkProperty(count: 200, input: row.array(of: 1...12), Gen.int(in: 1...40)) { rows, size in
             let copied = rows.enumerated().map { index, row -> [String?] in
                 ["\(index)", "app", activities[row.1], row.0, "k\(index)"]
             }
