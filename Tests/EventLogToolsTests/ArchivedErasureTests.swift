@@ -294,6 +294,41 @@ struct ArchivedErasureTests {
         }
     }
 
+    @Test("a refusal that names no valid activity id is no one's: archived as it was, sealing nothing")
+    func refusalOfNoOne() async throws {
+        try await Self.withArchive { store, pool, _, _ in
+            try await Person.recordPerson(store)
+            let partition: String = try await pool.withConnection { connection in
+                try connection.execute(
+                    """
+                    INSERT INTO rejections (id, app_id, activity_id, command, code, details)
+                    VALUES (999999, \(Person.app.rawValue), 'not a valid id!', 'update', 'invalid_id', '{"given": "Ada"}')
+                    """
+                )
+                return try connection.query(
+                    "SELECT table_name FROM log_partitions WHERE parent = 'rejections' AND from_time <= now() AND now() < to_time"
+                ).single!.decode("table_name")
+            }
+            let retiring = RetiringPartition(name: partition, parent: "rejections", from: "", to: "", archived: false)
+            let csv: [UInt8] = try await pool.withConnection { connection in
+                var csv: [UInt8] = []
+                _ = try PartitionRetirementQueries.copy(retiring, connection, into: { csv += $0 })
+                return csv
+            }
+            var records = CSVRecords()
+            var rows: [[String?]] = []
+            try csv.withUnsafeBytes { bytes in try records.feed(bytes) { rows.append($0) } }
+            let header = try #require(rows.first?.map { $0 ?? "" })
+            let (id, details) = (
+                try #require(header.firstIndex(of: "id")), try #require(header.firstIndex(of: "details"))
+            )
+            let row = try #require(rows.first { $0[id] == "999999" })
+            #expect(row[details] == #"{"given": "Ada"}"# && row.last! == nil)
+            // The person's refusals are sealed all the same.
+            #expect(rows.dropFirst().contains { $0[id] != "999999" && $0.last! != nil })
+        }
+    }
+
     /// The rows of a copy's CSV, with their sealed values opened in place by `keys`.
     static func opened(_ csv: [UInt8], keys: ArchiveKeyRing) throws -> [String] {
         var records = CSVRecords()

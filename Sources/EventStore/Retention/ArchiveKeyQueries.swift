@@ -30,8 +30,8 @@ enum ArchiveKeyQueries {
         try connection.execute("SELECT pg_advisory_xact_lock(hashtextextended('liveline_erasure', 0))")
     }
 
-    /// The activities of the partition's rows at `rows` that are to be sealed (a valid id), each
-    /// with when its first row there was recorded.
+    /// The activities of the partition's rows at `rows`, each with when its first row there was
+    /// recorded.
     static func activities(
         of rows: [String],
         in partition: String,
@@ -44,7 +44,6 @@ enum ArchiveKeyQueries {
             SELECT r.app_id::text AS app, r.activity_id::text AS activity, min(r.recorded_at)::text AS recorded_at
             FROM \(identifier: partition) r
             WHERE r.ctid = ANY (\(PostgresArray(rows))::tid[])
-              AND r.activity_id ~ '^[A-Za-z0-9._:-]+$' AND length(r.activity_id) <= 128
             GROUP BY r.app_id, r.activity_id
             """
         ).map {
@@ -57,7 +56,8 @@ enum ArchiveKeyQueries {
         }
     }
 
-    /// How the rows of each of `activities` are sealed: under the key of its leaf of the tree
+    /// How the rows of each of `activities` with a valid id are sealed (a refusal may name an
+    /// invalid one: it is no one's, and written as it is): under the key of its leaf of the tree
     /// (the root made when there is none yet) and its device's key (its reference made when it has
     /// none), or, once an erasure reached it — since its rows were recorded, its leaf punctured,
     /// or its device's key destroyed —, not at all.
@@ -65,6 +65,7 @@ enum ArchiveKeyQueries {
         of activities: [ArchivedActivity],
         _ connection: Connection
     ) throws -> [ArchiveSealer.Activity: ArchiveSealer.Sealing] {
+        let activities = activities.filter { ActivityID(rawValue: $0.activity) != nil }
         guard !activities.isEmpty else { return [:] }
         let (apps, ids, times, devices) = (
             PostgresArray(activities.map(\.app)), PostgresArray(activities.map(\.activity)),

@@ -99,10 +99,9 @@ struct OlderArchive {
                     device: devices[stream]
                 )
             }
-            let valid = activities.values.filter { $0.activity.wholeMatch(of: /[A-Za-z0-9._:-]{1,128}/) != nil }
             let sealings = try connection.transaction { connection in
                 try ArchiveKeyQueries.holdErasures(connection)
-                return try ArchiveKeyQueries.sealings(of: valid, connection)
+                return try ArchiveKeyQueries.sealings(of: Array(activities.values), connection)
             }
             sealer?.provide(sealings)
             for fields in rows { try emit(fields, into: write) }
